@@ -1,0 +1,76 @@
+"""The one place that turns dcfabric's plain-data FlowRules into Ryu
+OpenFlow 1.3 messages (the FAUCET valve_of.py role)."""
+from ryu.ofproto import ofproto_v1_3 as ofp
+from ryu.ofproto import ofproto_v1_3_parser as parser
+
+
+def _action(action):
+    kind = action[0]
+    if kind == 'output':
+        return parser.OFPActionOutput(action[1])
+    if kind == 'dec_ttl':
+        return parser.OFPActionDecNwTtl()
+    if kind == 'controller':
+        return parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER)
+    if kind == 'in_port':
+        return parser.OFPActionOutput(ofp.OFPP_IN_PORT)
+    if kind == 'group':
+        return parser.OFPActionGroup(action[1])
+    if kind == 'set_field':
+        return parser.OFPActionSetField(**{action[1]: action[2]})
+    raise ValueError('unknown action %r' % (action,))
+
+
+def instructions(rule):
+    result = []
+    if rule.actions:
+        result.append(parser.OFPInstructionActions(
+            ofp.OFPIT_APPLY_ACTIONS, [_action(a) for a in rule.actions]))
+    if rule.write_metadata is not None:
+        result.append(parser.OFPInstructionWriteMetadata(*rule.write_metadata))
+    if rule.goto_table is not None:
+        result.append(parser.OFPInstructionGotoTable(rule.goto_table))
+    return result
+
+
+def flow_add(datapath, rule, idle_timeout=0, hard_timeout=0, flags=0):
+    return parser.OFPFlowMod(
+        datapath, cookie=rule.cookie, table_id=rule.table, command=ofp.OFPFC_ADD,
+        idle_timeout=idle_timeout, hard_timeout=hard_timeout, priority=rule.priority,
+        flags=flags, match=parser.OFPMatch(**rule.match_dict), instructions=instructions(rule))
+
+
+def flow_delete_strict(datapath, rule):
+    return parser.OFPFlowMod(
+        datapath, table_id=rule.table, command=ofp.OFPFC_DELETE_STRICT, priority=rule.priority,
+        out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY, match=parser.OFPMatch(**rule.match_dict))
+
+
+def delete_all_flows(datapath):
+    return parser.OFPFlowMod(datapath, table_id=ofp.OFPTT_ALL, command=ofp.OFPFC_DELETE,
+                             out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY, match=parser.OFPMatch())
+
+
+def delete_all_groups(datapath):
+    return parser.OFPGroupMod(datapath, command=ofp.OFPGC_DELETE, group_id=ofp.OFPG_ALL)
+
+
+_GROUP_TYPES = {'select': ofp.OFPGT_SELECT, 'fast_failover': ofp.OFPGT_FF, 'all': ofp.OFPGT_ALL}
+
+
+def group_add(datapath, group):
+    buckets = [parser.OFPBucket(weight=1 if group.kind == 'select' else 0,
+                                watch_port=ofp.OFPP_ANY if watch is None else watch,
+                                watch_group=ofp.OFPG_ANY, actions=[_action(a) for a in actions])
+               for watch, actions in group.buckets]
+    return parser.OFPGroupMod(datapath, command=ofp.OFPGC_ADD, type_=_GROUP_TYPES[group.kind],
+                              group_id=group.group_id, buckets=buckets)
+
+
+def barrier(datapath):
+    return parser.OFPBarrierRequest(datapath)
+
+
+def packet_out(datapath, port, data):
+    return parser.OFPPacketOut(datapath, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
+                               actions=[parser.OFPActionOutput(port)], data=data)

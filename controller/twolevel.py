@@ -1,0 +1,170 @@
+"""Two-level routing tables (Al-Fares et al., sections 3.3-3.5) as plain data.
+
+A first-level entry is a left-handed prefix (mask 1^m 0^(32-m)). A terminating
+prefix names an output port; a non-terminating one names a second-level table
+of right-handed suffixes (mask 0^(32-m) 1^m), which several prefixes may share.
+Lookup: longest matching prefix; if it is non-terminating, the longest matching
+suffix of its table. This is the TCAM semantics of section 3.4 ("a left-handed
+entry beats a right-handed one") because suffixes are only consulted through a
+non-terminating prefix.
+
+Ports are the paper's (0-based); see topologies.fattree for the cabling.
+"""
+from dataclasses import dataclass, field
+
+from topologies.fattree import FatTree, ip_to_int
+
+
+def int_to_ip(value):
+    return '.'.join(str((value >> s) & 0xff) for s in (24, 16, 8, 0))
+
+
+def left_mask(length):
+    return (0xffffffff << (32 - length)) & 0xffffffff
+
+
+def right_mask(length):
+    return (1 << length) - 1
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """First-level entry: ``network/length`` -> port, or -> suffix table."""
+    network: str
+    length: int
+    port: int = None
+    suffix_table: str = None
+
+    def __post_init__(self):
+        if (self.port is None) == (self.suffix_table is None):
+            raise ValueError('prefix %s/%d needs exactly one of port or suffix table'
+                             % (self.network, self.length))
+        if ip_to_int(self.network) & ~left_mask(self.length) & 0xffffffff:
+            raise ValueError('prefix %s/%d has bits outside its mask' % (self.network, self.length))
+
+    @property
+    def terminating(self):
+        return self.suffix_table is None
+
+    def matches(self, ip):
+        return ip_to_int(ip) & left_mask(self.length) == ip_to_int(self.network)
+
+    def __str__(self):
+        return '%s/%d' % (self.network, self.length)
+
+
+@dataclass(frozen=True)
+class Suffix:
+    """Second-level entry: the low ``length`` bits equal ``value`` -> port."""
+    value: str
+    length: int
+    port: int
+
+    def __post_init__(self):
+        if ip_to_int(self.value) & ~right_mask(self.length) & 0xffffffff:
+            raise ValueError('suffix %s/%d has bits outside its mask' % (self.value, self.length))
+
+    def matches(self, ip):
+        return ip_to_int(ip) & right_mask(self.length) == ip_to_int(self.value)
+
+    def __str__(self):
+        return '%s/%d' % (self.value, self.length)
+
+
+def _longest(entries, ip):
+    best = None
+    for entry in entries:
+        if entry.matches(ip) and (best is None or entry.length > best.length):
+            best = entry
+    return best
+
+
+@dataclass
+class TwoLevelTable:
+    """One switch's routing table: prefixes plus named suffix tables."""
+    switch: str
+    prefixes: list = field(default_factory=list)
+    suffix_tables: dict = field(default_factory=dict)
+
+    def add_prefix(self, network, length, port=None, suffix_table=None):
+        if suffix_table is not None and suffix_table not in self.suffix_tables:
+            raise ValueError('%s: prefix %s/%d points to missing suffix table %s'
+                             % (self.switch, network, length, suffix_table))
+        self.prefixes.append(Prefix(network, length, port, suffix_table))
+
+    def add_suffix(self, table, value, length, port):
+        self.suffix_tables.setdefault(table, []).append(Suffix(value, length, port))
+
+    def lookup(self, ip):
+        """Output port for a destination, or None (no entry: dropped)."""
+        prefix = _longest(self.prefixes, ip)
+        if prefix is None:
+            return None
+        if prefix.terminating:
+            return prefix.port
+        suffix = _longest(self.suffix_tables[prefix.suffix_table], ip)
+        return None if suffix is None else suffix.port
+
+    def format(self):
+        """The table in the paper's notation (figure 4): prefix -> port, and
+        each second-level table as suffix -> port."""
+        lines = ['%s' % self.switch, '  %-18s %s' % ('Prefix', 'Output port')]
+        for p in self.prefixes:
+            lines.append('  %-18s %s' % (p, p.port if p.terminating else '-> ' + p.suffix_table))
+        for name, suffixes in self.suffix_tables.items():
+            lines.append('  %-18s %s' % ('Suffix (' + name + ')', 'Output port'))
+            lines.extend('  %-18s %s' % (s, s.port) for s in suffixes)
+        return '\n'.join(lines)
+
+
+def _add_host_suffixes(table, k, z):
+    """The /0 prefix with host-ID suffixes; the modular shift keeps traffic from
+    the same host ID on different lower switches off the same upper switch."""
+    half = k // 2
+    table.suffix_tables['hostid'] = []
+    table.add_prefix('0.0.0.0', 0, suffix_table='hostid')
+    for host_id in range(2, half + 2):
+        table.add_suffix('hostid', '0.0.0.%d' % host_id, 8, (host_id - 2 + z) % half + half)
+
+
+def pod_switch_table(topo, name):
+    """Algorithm 1. Upper switches: terminating /24 per subnet of the pod, then
+    /0 with host-ID suffixes. Lower switches omit the /24 step; their own
+    subnet's hosts are delivered by /32 entries (the paper's "switched")."""
+    node = topo.node(name)
+    pod, z = node.coords
+    k, half = topo.k, topo.half
+    table = TwoLevelTable(name)
+    if node.role == 'aggregation':
+        for subnet in range(half):
+            table.add_prefix('10.%d.%d.0' % (pod, subnet), 24, port=subnet)
+    else:
+        for host_id in range(2, half + 2):
+            table.add_prefix('10.%d.%d.%d' % (pod, z, host_id), 32, port=host_id - 2)
+    _add_host_suffixes(table, k, z)
+    return table
+
+
+def core_switch_table(topo, name):
+    """Algorithm 2: a terminating 10.pod.0.0/16 per pod, port = pod."""
+    topo.node(name)
+    table = TwoLevelTable(name)
+    for pod in range(topo.k):
+        table.add_prefix('10.%d.0.0' % pod, 16, port=pod)
+    return table
+
+
+def switch_table(topo, name):
+    if topo.node(name).role == 'core':
+        return core_switch_table(topo, name)
+    return pod_switch_table(topo, name)
+
+
+def all_tables(topo):
+    """Every switch's two-level table, by switch name."""
+    return {sw.name: switch_table(topo, sw.name) for sw in topo.switches}
+
+
+def fattree_tables(k):
+    topo = FatTree(k)
+    return topo, all_tables(topo)

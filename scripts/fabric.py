@@ -1,0 +1,170 @@
+"""Run a dcfabric network: a model's Mininet topology on userspace Open
+vSwitch, driven by a dcfabric Ryu app in a controller subprocess.
+
+``Fabric`` is a context manager that always tears down what it started (the
+Mininet network, its veths and bridges, the controller and any process
+started in a host) on exit, error, Ctrl-C or SIGTERM.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from mininet.link import Link, TCLink
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+from mininet.node import OVSSwitch, RemoteController
+
+from controller.manager import PortInUseError, check_port_free
+from topologies.mininet_topo import ModelTopo
+
+
+class SetupError(RuntimeError):
+    """The machine is not ready for an emulation (not root, OVS down, port taken)."""
+
+
+class UserOVSSwitch(OVSSwitch):
+    """OVS on the userspace datapath (no kernel module here), OpenFlow 1.3,
+    fail-mode secure. A real subclass, so Mininet starts switches in one batch."""
+
+    def __init__(self, name, **params):
+        params.setdefault('datapath', 'user')
+        params.setdefault('protocols', 'OpenFlow13')
+        params.setdefault('failMode', 'secure')
+        super().__init__(name, **params)
+
+
+def progress(message):
+    print('... ' + message, file=sys.stderr, flush=True)
+
+
+def check_machine():
+    if os.geteuid() != 0:
+        raise SetupError('emulation needs root (Mininet creates namespaces and veths)')
+    probe = subprocess.run(['ovs-vsctl', '--timeout=5', 'show'], capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise SetupError('Open vSwitch is not running (%s); run scripts/setup.sh'
+                         % (probe.stderr.strip() or 'ovs-vsctl failed'))
+
+
+def _terminate_on_sigterm():
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+
+
+class Controller:
+    """A dcfabric controller (python -m controller.manager) as a subprocess."""
+
+    def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None):
+        self.app, self.params = app, params
+        self.ofp_port, self.rest_port = ofp_port, rest_port
+        self.log_path = log_path or tempfile.mktemp(prefix='dcfabric-controller-', suffix='.log')
+        self.process = None
+
+    def start(self, timeout=30):
+        try:
+            check_port_free('127.0.0.1', self.ofp_port, 'OpenFlow')
+            check_port_free('127.0.0.1', self.rest_port, 'REST')
+        except PortInUseError as err:
+            raise SetupError(str(err)) from None
+        cmd = [sys.executable, '-m', 'controller.manager', self.app, '--params', json.dumps(self.params),
+               '--ofp-port', str(self.ofp_port), '--rest-port', str(self.rest_port), '--log', self.log_path]
+        self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise SetupError('controller exited with %d; log: %s\n%s'
+                                 % (self.process.returncode, self.log_path, self.log_tail()))
+            with socket.socket() as probe:
+                if probe.connect_ex(('127.0.0.1', self.ofp_port)) == 0:
+                    return self
+            time.sleep(0.2)
+        raise SetupError('controller did not listen on port %d within %ds' % (self.ofp_port, timeout))
+
+    def log_tail(self, lines=20):
+        try:
+            with open(self.log_path) as log:
+                return ''.join(log.readlines()[-lines:])
+        except OSError:
+            return ''
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Fabric:
+    """Start ``model`` in Mininet with controller app ``app``.
+
+    bw: host and switch link rate in Mbit/s (HTB shaping), None for unshaped.
+    """
+
+    def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
+                 controller=True, log_level='warning'):
+        self.model = model
+        self.bw = bw
+        self.controller = Controller(app, params, ofp_port, rest_port) if controller else None
+        self.ofp_port = ofp_port
+        self.net = None
+        self.log_level = log_level
+
+    def __enter__(self):
+        check_machine()
+        _terminate_on_sigterm()
+        setLogLevel(self.log_level)
+        try:
+            if self.controller:
+                self.controller.start()
+            link_opts, link_class = None, Link
+            if self.bw:
+                # TCLink would turn offloads back on: keep them off (DESIGN.md).
+                link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink
+            topo = ModelTopo(self.model, link_opts=link_opts)
+            self.net = Mininet(topo=topo, switch=UserOVSSwitch, link=link_class, build=False,
+                               controller=None, autoSetMacs=False, autoStaticArp=False)
+            self.net.addController(RemoteController('c0', ip='127.0.0.1', port=self.ofp_port))
+            progress('building %s: %d switches, %d hosts, %d links'
+                     % (self.model.name, len(self.model.switches), len(self.model.hosts),
+                        len(self.model.links)))
+            self.net.build()
+            progress('starting switches')
+            self.net.start()
+            self._host_offloads_off()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _host_offloads_off(self):
+        # TCP over veth into the userspace datapath hangs with TX checksum offload on.
+        for host in self.net.hosts:
+            for intf in host.intfList():
+                host.cmd('ethtool -K %s tx off >/dev/null 2>&1' % intf.name)
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def stop(self):
+        try:
+            if self.net is not None:
+                self.net.stop()
+                self.net = None
+        finally:
+            if self.controller:
+                self.controller.stop()
+
+    def host(self, name):
+        self.model.node(name)
+        return self.net.get(name)

@@ -1,0 +1,451 @@
+// Leaf-spine packet simulation of LetFlow and the flow-oblivious baselines on
+// ns-3.  The whole scenario is one C++ program (not Python bindings): a run
+// then costs no 8-9 s cppyy import, per-packet switch logic stays in C++ (a
+// Python routing subclass fails in the forwarding callback), and the Python
+// driver parallelises independent runs as plain subprocesses.
+//
+// Input: a scenario file of "key value..." lines written by
+// scripts/letflow/experiment.py (see ScenarioFile below).  Output: JSON on
+// stdout with per-flow completion times, per-leaf per-spine counters and the
+// number of flows per spine path over time.
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include "flowlet_table.h"
+
+using namespace ns3;
+
+namespace {
+
+enum class Scheme { kEcmp, kWcmp, kSpray, kLetFlow };
+
+struct FlowSpec {
+  int id, src_leaf, src_host, dst_leaf, dst_host;
+  double start_s;
+  uint64_t bytes;  // 0: long-lived, sends until the end of the run
+};
+
+struct Scenario {
+  uint64_t seed = 1;
+  Scheme scheme = Scheme::kLetFlow;
+  double flowlet_timeout_us = 500;
+  size_t flowlet_table_size = 65536;
+  int leaves = 2, spines = 2, hosts_per_leaf = 8;
+  double host_rate_gbps = 1, link_delay_us = 10;
+  uint32_t queue_packets = 100;
+  double min_rto_us = 5000;
+  uint32_t tcp_window_bytes = 0;  // 0: ns-3 default buffers
+  double stop_s = 1;
+  double sample_interval_us = 1000;
+  std::map<std::pair<int, int>, double> link_gbps;  // (leaf, spine); absent = failed
+  std::vector<double> spine_weights;
+  std::vector<FlowSpec> flows;
+};
+
+Scheme ParseScheme(const std::string& name) {
+  if (name == "ecmp") return Scheme::kEcmp;
+  if (name == "wcmp") return Scheme::kWcmp;
+  if (name == "spray") return Scheme::kSpray;
+  if (name == "letflow") return Scheme::kLetFlow;
+  throw std::invalid_argument("unknown scheme '" + name + "'");
+}
+
+Scenario ReadScenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open scenario file " + path);
+  Scenario s;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string key;
+    if (!(f >> key) || key[0] == '#') continue;
+    bool ok = true;
+    if (key == "seed") ok = bool(f >> s.seed);
+    else if (key == "scheme") { std::string n; ok = bool(f >> n); s.scheme = ParseScheme(n); }
+    else if (key == "flowlet_timeout_us") ok = bool(f >> s.flowlet_timeout_us);
+    else if (key == "flowlet_table_size") ok = bool(f >> s.flowlet_table_size);
+    else if (key == "leaves") ok = bool(f >> s.leaves);
+    else if (key == "spines") ok = bool(f >> s.spines);
+    else if (key == "hosts_per_leaf") ok = bool(f >> s.hosts_per_leaf);
+    else if (key == "host_rate_gbps") ok = bool(f >> s.host_rate_gbps);
+    else if (key == "link_delay_us") ok = bool(f >> s.link_delay_us);
+    else if (key == "queue_packets") ok = bool(f >> s.queue_packets);
+    else if (key == "min_rto_us") ok = bool(f >> s.min_rto_us);
+    else if (key == "tcp_window_bytes") ok = bool(f >> s.tcp_window_bytes);
+    else if (key == "stop_s") ok = bool(f >> s.stop_s);
+    else if (key == "sample_interval_us") ok = bool(f >> s.sample_interval_us);
+    else if (key == "link") {
+      int l, sp; double g;
+      ok = bool(f >> l >> sp >> g);
+      s.link_gbps[{l, sp}] = g;
+    } else if (key == "weights") {
+      for (double w; f >> w;) s.spine_weights.push_back(w);
+    } else if (key == "flow") {
+      FlowSpec fl;
+      ok = bool(f >> fl.id >> fl.src_leaf >> fl.src_host >> fl.dst_leaf >> fl.dst_host >>
+                fl.start_s >> fl.bytes);
+      s.flows.push_back(fl);
+    } else {
+      throw std::invalid_argument("unknown scenario key '" + key + "'");
+    }
+    if (!ok) throw std::invalid_argument("bad value in scenario line: " + line);
+  }
+  if (s.flowlet_timeout_us <= 0) throw std::invalid_argument("flowlet_timeout_us must be > 0");
+  if ((int)s.spine_weights.size() != s.spines)
+    throw std::invalid_argument("need one weight per spine");
+  return s;
+}
+
+// Addresses: host h of leaf l is 10.l.h.2 (leaf side 10.l.h.1); the link from
+// leaf l to spine s is 172.(16+s).l.0/24 with the leaf at .1, the spine at .2.
+Ipv4Address HostAddress(int leaf, int host) {
+  return Ipv4Address((10u << 24) | (uint32_t(leaf) << 16) | (uint32_t(host) << 8) | 2u);
+}
+Ipv4Address FabricAddress(int leaf, int spine, int end) {
+  return Ipv4Address((172u << 24) | (uint32_t(16 + spine) << 16) | (uint32_t(leaf) << 8) |
+                     uint32_t(end));
+}
+
+struct PathCounters {
+  uint64_t packets = 0, bytes = 0, data_bytes = 0, flowlets = 0;
+};
+
+// The leaf switch's load balancer: routes every packet bound to another leaf
+// through an uplink chosen by the scheme; everything else falls through to
+// the static routes at lower priority in the Ipv4ListRouting.
+class LeafLoadBalancer : public Ipv4RoutingProtocol {
+ public:
+  struct Uplink {
+    int spine;
+    Ipv4Address gateway;
+    Ptr<NetDevice> device;
+  };
+
+  LeafLoadBalancer(int leaf, const Scenario& sc, std::vector<Uplink> uplinks,
+                   const std::map<int, std::vector<int>>& uplinks_to_leaf)
+      : leaf_(leaf),
+        scheme_(sc.scheme),
+        uplinks_(std::move(uplinks)),
+        table_(sc.flowlet_table_size),
+        delta_(MicroSeconds(sc.flowlet_timeout_us)),
+        rng_(sc.seed * 1000003 + leaf),
+        salt_(rng_()),
+        counters_(sc.spines) {
+    for (const auto& [dst_leaf, idx] : uplinks_to_leaf) {
+      std::vector<double> w;
+      for (int i : idx)
+        w.push_back(scheme_ == Scheme::kEcmp ? 1.0 : sc.spine_weights[uplinks_[i].spine]);
+      choices_.emplace(dst_leaf, Choice{idx, letflow::WeightedChoice(w)});
+    }
+    if (scheme_ == Scheme::kLetFlow) Simulator::Schedule(delta_, &LeafLoadBalancer::Check, this);
+  }
+
+  const std::vector<PathCounters>& counters() const { return counters_; }
+  // Flows (5-tuples carrying payload) whose latest data packet took each spine.
+  std::vector<int> FlowsPerSpine() const {
+    std::vector<int> n(counters_.size(), 0);
+    for (const auto& [key, spine] : flow_spine_) n[spine]++;
+    return n;
+  }
+
+  Ptr<Ipv4Route> RouteOutput(Ptr<Packet>, const Ipv4Header&, Ptr<NetDevice>,
+                             Socket::SocketErrno& err) override {
+    err = Socket::ERROR_NOROUTETOHOST;  // a switch originates nothing
+    return nullptr;
+  }
+
+  bool RouteInput(Ptr<const Packet> p, const Ipv4Header& ip, Ptr<const NetDevice>,
+                  const UnicastForwardCallback& ucb, const MulticastForwardCallback&,
+                  const LocalDeliverCallback&, const ErrorCallback&) override {
+    uint32_t dst = ip.GetDestination().Get();
+    int dst_leaf = (dst >> 16) & 0xff;
+    auto it = choices_.find(dst_leaf);
+    if ((dst >> 24) != 10 || dst_leaf == leaf_ || it == choices_.end()) return false;
+    const Choice& c = it->second;
+
+    TcpHeader tcp;
+    uint16_t sport = 0, dport = 0;
+    uint32_t payload = 0;
+    if (ip.GetProtocol() == TcpL4Protocol::PROT_NUMBER && p->PeekHeader(tcp)) {
+      sport = tcp.GetSourcePort();
+      dport = tcp.GetDestinationPort();
+      payload = p->GetSize() - tcp.GetSerializedSize();
+    }
+    uint64_t hash = letflow::HashFiveTuple(ip.GetSource().Get(), dst, ip.GetProtocol(), sport,
+                                           dport, salt_);
+    size_t pick;
+    bool new_flowlet = false;
+    switch (scheme_) {
+      case Scheme::kEcmp:
+      case Scheme::kWcmp:
+        pick = c.weights.Pick(double(hash >> 11) * 0x1.0p-53);
+        break;
+      case Scheme::kSpray:
+        pick = c.weights.PickRandom(rng_);
+        break;
+      case Scheme::kLetFlow: {
+        auto d = table_.Lookup(hash, [&] { return c.weights.PickRandom(rng_); });
+        pick = d.port;
+        new_flowlet = d.new_flowlet;
+        // Flows to different leaves may collide on one entry; the stored port
+        // is an index into the first leaf's candidate list and may not fit the
+        // second (hardware stores a port and has the same ambiguity).
+        if (pick >= c.uplink_index.size()) pick %= c.uplink_index.size();
+        break;
+      }
+    }
+    const Uplink& up = uplinks_[c.uplink_index[pick]];
+    PathCounters& pc = counters_[up.spine];
+    pc.packets++;
+    pc.bytes += p->GetSize() + ip.GetSerializedSize();
+    pc.data_bytes += payload;
+    pc.flowlets += new_flowlet;
+    if (payload > 0) flow_spine_[hash] = up.spine;
+
+    Ptr<Ipv4Route> route = Create<Ipv4Route>();
+    route->SetDestination(ip.GetDestination());
+    route->SetGateway(up.gateway);
+    route->SetSource(ip.GetSource());
+    route->SetOutputDevice(up.device);
+    ucb(route, p, ip);
+    return true;
+  }
+
+  void NotifyInterfaceUp(uint32_t) override {}
+  void NotifyInterfaceDown(uint32_t) override {}
+  void NotifyAddAddress(uint32_t, Ipv4InterfaceAddress) override {}
+  void NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress) override {}
+  void SetIpv4(Ptr<Ipv4>) override {}
+  void PrintRoutingTable(Ptr<OutputStreamWrapper>, Time::Unit) const override {}
+
+ private:
+  struct Choice {
+    std::vector<int> uplink_index;
+    letflow::WeightedChoice weights;
+  };
+
+  void Check() {
+    table_.Age();
+    Simulator::Schedule(delta_, &LeafLoadBalancer::Check, this);
+  }
+
+  int leaf_;
+  Scheme scheme_;
+  std::vector<Uplink> uplinks_;
+  std::map<int, Choice> choices_;
+  letflow::FlowletTable table_;
+  Time delta_;
+  std::mt19937_64 rng_;
+  uint64_t salt_;
+  std::vector<PathCounters> counters_;
+  std::map<uint64_t, int> flow_spine_;
+};
+
+struct FlowState {
+  uint64_t received = 0;
+  double finish_s = -1;
+};
+
+std::string Gbps(double g) { return std::to_string(g * 1e3) + "Mbps"; }
+
+void Run(const Scenario& sc, std::ostream& out) {
+  RngSeedManager::SetSeed(sc.seed);
+  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+  // ns-3's 1 s minimum RTO would turn every datacenter loss into a stall.
+  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MicroSeconds(sc.min_rto_us)));
+  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(10)));
+  if (sc.tcp_window_bytes > 0) {
+    // The receive buffer caps the advertised window: the paper's 256 KB window.
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sc.tcp_window_bytes));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sc.tcp_window_bytes));
+  } else {
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 22));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 22));
+  }
+
+  NodeContainer leaves, spines, hosts;
+  leaves.Create(sc.leaves);
+  spines.Create(sc.spines);
+  hosts.Create(sc.leaves * sc.hosts_per_leaf);
+  InternetStackHelper stack;
+  Ipv4ListRoutingHelper list;
+  Ipv4StaticRoutingHelper static_routing;
+  list.Add(static_routing, 0);
+  stack.SetRoutingHelper(list);
+  stack.Install(leaves);
+  stack.Install(spines);
+  stack.Install(hosts);
+
+  PointToPointHelper p2p;
+  p2p.SetChannelAttribute("Delay", TimeValue(MicroSeconds(sc.link_delay_us)));
+  p2p.SetQueue("ns3::DropTailQueue",
+               "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, sc.queue_packets)));
+  TrafficControlHelper no_qdisc;  // DropTail switches: remove ns-3's default fq_codel
+  Ipv4AddressHelper addr;
+
+  auto connect = [&](Ptr<Node> a, Ptr<Node> b, double gbps, Ipv4Address network) {
+    p2p.SetDeviceAttribute("DataRate", StringValue(Gbps(gbps)));
+    NetDeviceContainer d = p2p.Install(a, b);
+    addr.SetBase(network, "255.255.255.0");
+    addr.Assign(d);
+    no_qdisc.Uninstall(d);
+    return d;
+  };
+
+  for (int l = 0; l < sc.leaves; ++l)
+    for (int h = 0; h < sc.hosts_per_leaf; ++h) {
+      Ptr<Node> host = hosts.Get(l * sc.hosts_per_leaf + h);
+      connect(leaves.Get(l), host, sc.host_rate_gbps,
+              Ipv4Address((10u << 24) | (uint32_t(l) << 16) | (uint32_t(h) << 8)));
+      static_routing.GetStaticRouting(host->GetObject<Ipv4>())
+          ->SetDefaultRoute(Ipv4Address((10u << 24) | (uint32_t(l) << 16) | (uint32_t(h) << 8) | 1u), 1);
+    }
+
+  std::vector<std::vector<LeafLoadBalancer::Uplink>> uplinks(sc.leaves);
+  std::vector<std::set<int>> spines_of_leaf(sc.leaves);
+  std::vector<std::pair<int, Ptr<NetDevice>>> spine_downlinks;  // (spine, device)
+  for (const auto& [ls, gbps] : sc.link_gbps) {
+    auto [l, s] = ls;
+    if (l < 0 || l >= sc.leaves || s < 0 || s >= sc.spines)
+      throw std::invalid_argument("link names a leaf or spine that does not exist");
+    NetDeviceContainer d = connect(leaves.Get(l), spines.Get(s), gbps, FabricAddress(l, s, 0));
+    uplinks[l].push_back({s, FabricAddress(l, s, 2), d.Get(0)});
+    spines_of_leaf[l].insert(s);
+    spine_downlinks.push_back({s, d.Get(1)});
+    Ptr<Ipv4> sip = spines.Get(s)->GetObject<Ipv4>();
+    static_routing.GetStaticRouting(sip)->AddNetworkRouteTo(
+        Ipv4Address((10u << 24) | (uint32_t(l) << 16)), Ipv4Mask("255.255.0.0"),
+        FabricAddress(l, s, 1), sip->GetInterfaceForDevice(d.Get(1)));
+  }
+
+  std::vector<Ptr<LeafLoadBalancer>> balancers;
+  for (int l = 0; l < sc.leaves; ++l) {
+    std::map<int, std::vector<int>> to_leaf;  // destination leaf -> usable uplinks
+    for (int m = 0; m < sc.leaves; ++m) {
+      if (m == l) continue;
+      for (size_t i = 0; i < uplinks[l].size(); ++i)
+        if (spines_of_leaf[m].count(uplinks[l][i].spine)) to_leaf[m].push_back(int(i));
+    }
+    auto lb = Create<LeafLoadBalancer>(l, sc, uplinks[l], to_leaf);
+    Ptr<Ipv4ListRouting> lr =
+        DynamicCast<Ipv4ListRouting>(leaves.Get(l)->GetObject<Ipv4>()->GetRoutingProtocol());
+    lr->AddRoutingProtocol(lb, 10);
+    balancers.push_back(lb);
+  }
+
+  std::vector<uint64_t> spine_tx_packets(sc.spines, 0);
+  for (auto& [s, dev] : spine_downlinks) {
+    int spine = s;
+    dev->TraceConnectWithoutContext(
+        "PhyTxBegin", Callback<void, Ptr<const Packet>>(
+                          [&spine_tx_packets, spine](Ptr<const Packet>) { spine_tx_packets[spine]++; }));
+  }
+
+  std::vector<FlowState> state(sc.flows.size());
+  for (size_t i = 0; i < sc.flows.size(); ++i) {
+    const FlowSpec& f = sc.flows[i];
+    if (f.src_leaf < 0 || f.src_leaf >= sc.leaves || f.dst_leaf < 0 || f.dst_leaf >= sc.leaves ||
+        f.src_host < 0 || f.src_host >= sc.hosts_per_leaf || f.dst_host < 0 ||
+        f.dst_host >= sc.hosts_per_leaf)
+      throw std::invalid_argument("flow " + std::to_string(f.id) + " names a missing host");
+    uint16_t port = uint16_t(1000 + i);
+    Ptr<Node> dst = hosts.Get(f.dst_leaf * sc.hosts_per_leaf + f.dst_host);
+    Ptr<Node> src = hosts.Get(f.src_leaf * sc.hosts_per_leaf + f.src_host);
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+    ApplicationContainer sa = sink.Install(dst);
+    sa.Start(Seconds(0));
+    FlowState* st = &state[i];
+    uint64_t size = f.bytes;
+    sa.Get(0)->TraceConnectWithoutContext(
+        "Rx", Callback<void, Ptr<const Packet>, const Address&>(
+                  [st, size](Ptr<const Packet> p, const Address&) {
+                    st->received += p->GetSize();
+                    if (size > 0 && st->finish_s < 0 && st->received >= size)
+                      st->finish_s = Simulator::Now().GetSeconds();
+                  }));
+    BulkSendHelper bulk("ns3::TcpSocketFactory",
+                        InetSocketAddress(HostAddress(f.dst_leaf, f.dst_host), port));
+    bulk.SetAttribute("MaxBytes", UintegerValue(f.bytes));
+    bulk.SetAttribute("SendSize", UintegerValue(1448));
+    ApplicationContainer ba = bulk.Install(src);
+    ba.Start(Seconds(f.start_s));
+  }
+
+  std::vector<std::pair<double, std::vector<int>>> series;  // flows per spine at the sources
+  std::function<void()> sample = [&] {
+    std::vector<int> total(sc.spines, 0);
+    for (auto& lb : balancers) {
+      auto n = lb->FlowsPerSpine();
+      for (int s = 0; s < sc.spines; ++s) total[s] += n[s];
+    }
+    series.push_back({Simulator::Now().GetSeconds(), total});
+    Simulator::Schedule(MicroSeconds(sc.sample_interval_us), sample);
+  };
+  if (sc.sample_interval_us > 0) Simulator::Schedule(MicroSeconds(sc.sample_interval_us), sample);
+
+  Simulator::Stop(Seconds(sc.stop_s));
+  Simulator::Run();
+
+  out.precision(9);
+  out << "{\"flows\": [";
+  for (size_t i = 0; i < sc.flows.size(); ++i) {
+    const FlowSpec& f = sc.flows[i];
+    out << (i ? ", " : "") << "{\"id\": " << f.id << ", \"bytes\": " << f.bytes
+        << ", \"start_s\": " << f.start_s << ", \"received\": " << state[i].received
+        << ", \"fct_s\": ";
+    if (state[i].finish_s >= 0) out << state[i].finish_s - f.start_s; else out << "null";
+    out << "}";
+  }
+  out << "], \"paths\": [";
+  bool first = true;
+  for (int l = 0; l < sc.leaves; ++l)
+    for (int s = 0; s < sc.spines; ++s) {
+      const PathCounters& c = balancers[l]->counters()[s];
+      if (!c.packets) continue;
+      out << (first ? "" : ", ") << "{\"leaf\": " << l << ", \"spine\": " << s
+          << ", \"packets\": " << c.packets << ", \"bytes\": " << c.bytes
+          << ", \"data_bytes\": " << c.data_bytes << ", \"flowlets\": " << c.flowlets << "}";
+      first = false;
+    }
+  out << "], \"spine_tx_packets\": [";
+  for (int s = 0; s < sc.spines; ++s) out << (s ? ", " : "") << spine_tx_packets[s];
+  out << "], \"flows_per_spine\": [";
+  for (size_t i = 0; i < series.size(); ++i) {
+    out << (i ? ", " : "") << "[" << series[i].first;
+    for (int n : series[i].second) out << ", " << n;
+    out << "]";
+  }
+  out << "]}\n";
+  Simulator::Destroy();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: letflow_sim SCENARIO_FILE\n";
+    return 2;
+  }
+  try {
+    Run(ReadScenario(argv[1]), std::cout);
+  } catch (const std::exception& e) {
+    std::cerr << "letflow_sim: " << e.what() << '\n';
+    return 2;
+  }
+  return 0;
+}
