@@ -97,7 +97,9 @@ def _ofctl_action(action):
 def to_ofctl(rule):
     """The rule as an ``ovs-ofctl -O OpenFlow13 add-flow`` line."""
     parts = ['table=%d' % rule.table, 'priority=%d' % rule.priority, 'cookie=%#x' % rule.cookie]
-    parts += ['%s=%s' % (_OFCTL_FIELDS[name], _ofctl_value(value)) for name, value in rule.match]
+    # ovs-ofctl reads in_port=0x1 as a port *name*: port numbers go in decimal.
+    parts += ['%s=%s' % (_OFCTL_FIELDS[name], value if name == 'in_port' else _ofctl_value(value))
+              for name, value in rule.match]
     instructions = [_ofctl_action(a) for a in rule.actions]
     if rule.write_metadata is not None:
         instructions.append('write_metadata:%#x/%#x' % rule.write_metadata)

@@ -19,7 +19,7 @@ FATTREE_APP = 'controller.fattree_app'
 
 def _k(text):
     try:
-        return check_k(int(text))
+        return check_k(int(text) if text.lstrip('-').isdigit() else text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 

@@ -117,6 +117,7 @@ class Fabric:
         self.controller = Controller(app, params, ofp_port, rest_port) if controller else None
         self.ofp_port = ofp_port
         self.net = None
+        self.started_at = None  # when net.start() returned
         self.log_level = log_level
 
     def __enter__(self):
@@ -140,6 +141,7 @@ class Fabric:
             self.net.build()
             progress('starting switches')
             self.net.start()
+            self.started_at = time.time()
             self._host_offloads_off()
         except BaseException:
             self.stop()

@@ -4,25 +4,25 @@ import json
 import re
 import time
 
-_FPING_SUMMARY = re.compile(r'^(\S+)\s*:\s*xmt/rcv/%loss = (\d+)/(\d+)/')
-
-
-def reachability(net, hosts, timeout_ms=500, count=1):
-    """{(src, dst): received?} for every ordered pair; each source pings all
-    others in parallel with fping, all sources at once."""
+def reachability(net, hosts, timeout_ms=1000, retries=2, parallel=16):
+    """{(src, dst): reached?} for every ordered pair. Each source pings all
+    others with one fping (retrying each target ``retries`` times);
+    ``parallel`` sources run at once so that a large fabric's first ARP and
+    upcall burst does not swamp the controller and the userspace datapath."""
     by_ip = {net.get(h).IP(): h for h in hosts}
-    procs = {}
-    for src in hosts:
-        targets = [ip for ip, h in by_ip.items() if h != src]
-        procs[src] = net.get(src).popen(['fping', '-q', '-c', str(count), '-t', str(timeout_ms),
-                                         '-p', '20'] + targets)
     result = {}
-    for src, proc in procs.items():
-        _, err = proc.communicate()
-        for line in err.decode().splitlines():
-            match = _FPING_SUMMARY.match(line)
-            if match:
-                result[(src, by_ip[match.group(1)])] = int(match.group(3)) > 0
+    for start in range(0, len(hosts), parallel):
+        procs = {}
+        for src in hosts[start:start + parallel]:
+            targets = [ip for ip, h in by_ip.items() if h != src]
+            procs[src] = net.get(src).popen(['fping', '-a', '-r', str(retries), '-t', str(timeout_ms),
+                                             '-i', '2'] + targets)
+        for src, proc in procs.items():
+            out, _ = proc.communicate()
+            alive = set(out.decode().split())
+            for ip, dst in by_ip.items():
+                if dst != src:
+                    result[(src, dst)] = ip in alive
     return result
 
 

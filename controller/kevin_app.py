@@ -1,0 +1,165 @@
+"""Ryu app: Kevin's controller. Proactive greedy LPM tables on the ToRs,
+circuits on the spine bridges, and (optionally) the central DA scheduler.
+
+    python -m controller.manager controller.kevin_app --params \
+        '{"n": 8, "k_s": 2, "k_d": 1, "hosts": 1, "scheduler": "bfs",
+          "period": 2, "delta": 1, "reservation": 10}'
+
+scheduler: "bfs" (Algorithm 2), "greedy" (Algorithm 3) or "none" (static
+de Bruijn only, the default); threshold: demands below it (bytes/s, default
+100 kB/s) are ignored. Every ``period`` s the app reads each ToR's
+outgoing demand counters, turns them into byte rates (DemandMeter), runs the
+scheduler and applies its plan: a replaced link first leaves its source's
+table, then the spine circuit changes; a new link's circuit is set at once
+and its source's table gains the DA neighbour ``delta`` s later.
+Table changes are pushed as diffs to the one ToR concerned (Claim 1).
+"""
+import time
+
+from ryu.controller import ofp_event
+from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
+from ryu.lib import hub
+from ryu.ofproto import ofproto_v1_3_parser as parser
+
+from controller import ofp
+from controller.fabric_app import FabricApp
+from controller.kevin_routing import KevinRouting
+from controller.kevin_rules import (
+    COOKIE_DEMAND_OUT, circuit_rule, rule_diff, spine_rules, static_circuits, tor_rules)
+from controller.kevin_scheduler import DaScheduler, DemandMeter
+from topologies.kevin import Kevin, KevinParameterError
+
+ACTIVATION_TICK = 0.1  # how often links past delta are looked for (s)
+DEFAULT_THRESHOLD = 100e3  # bytes/s: well above pings, far below one iperf3 flow
+
+
+class KevinApp(FabricApp):
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.static = KevinRouting(self.topo)
+        algorithm = self.params.get('scheduler', 'none')
+        self.scheduler = None
+        if algorithm != 'none':
+            self.scheduler = DaScheduler(
+                self.topo, algorithm, period=self.params.get('period', 2.0),
+                delta=self.params.get('delta', 0.0),
+                reservation=self.params.get('reservation', 10.0),
+                threshold=self.params.get('threshold', DEFAULT_THRESHOLD), now=time.monotonic())
+        self.routing = self.scheduler.routing if self.scheduler else KevinRouting(self.topo)
+        self.da_circuits = {j: {} for j in range(self.topo.k_d)}  # spine -> {src: dst}
+        self.installed = {}  # ToR name -> rules on the switch
+        # Groups are never deleted: a group id encodes its ports, so a group
+        # once installed stays correct and an unused one costs nothing.
+        self.installed_groups = {}  # ToR name -> set of groups
+        self.meter = DemandMeter()
+        self.counters = {}
+        if self.scheduler:
+            hub.spawn(self._schedule_loop)
+            hub.spawn(self._activation_loop)
+
+    def build_topology(self, params):
+        known = {'n', 'k_s', 'k_d', 'hosts', 'scheduler', 'period', 'delta', 'reservation',
+                 'threshold', 'request_timeout'}
+        unknown = set(params) - known
+        if unknown:
+            raise KevinParameterError('unknown Kevin parameters %s (known: %s)'
+                                      % (sorted(unknown), ', '.join(sorted(known))))
+        return Kevin(params.get('n', 8), params.get('k_s', 2), params.get('k_d', 1),
+                     hosts_per_tor=params.get('hosts', 1))
+
+    # -- compiled state -------------------------------------------------
+
+    def _tor_state(self, address):
+        return tor_rules(self.topo, self.routing.tables[address], self.static.tables[address])
+
+    def rules_for(self, switch):
+        node = self.topo.node(switch)
+        if node.role == 'tor':
+            rules, groups = self._tor_state(node.coords)
+            self.installed[switch] = rules
+            self.installed_groups[switch] = set(groups)
+            return rules
+        spine = node.coords[0]
+        circuits = (static_circuits(self.topo, spine) if spine < self.topo.k_s
+                    else self.da_circuits[spine - self.topo.k_s])
+        return spine_rules(self.topo, circuits)
+
+    def groups_for(self, switch):
+        node = self.topo.node(switch)
+        return self._tor_state(node.coords)[1] if node.role == 'tor' else []
+
+    def push_tor(self, address):
+        """Send one ToR the diff between what it has and its current table."""
+        name = self.topo.tor(address)
+        datapath = self.datapaths.get(name)
+        rules, groups = self._tor_state(address)
+        if datapath is None:
+            return
+        removed, added = rule_diff(self.installed.get(name, []), rules)
+        for group in set(groups) - self.installed_groups.setdefault(name, set()):
+            datapath.send_msg(ofp.group_add(datapath, group))
+            self.installed_groups[name].add(group)
+        for rule in removed:
+            datapath.send_msg(ofp.flow_delete_strict(datapath, rule))
+        for rule in added:
+            datapath.send_msg(ofp.flow_add(datapath, rule))
+        datapath.send_msg(ofp.barrier(datapath))
+        self.installed[name] = rules
+        self.logger.info('%s: table now %d entries (%d rules removed, %d added)', name,
+                         len(self.routing.tables[address].entries), len(removed), len(added))
+
+    def set_circuit(self, spine, source, destination):
+        """DA spine ``spine`` carries source -> destination (replacing what
+        source sent there before)."""
+        self.da_circuits[spine][source] = destination
+        datapath = self.datapaths.get(self.topo.spine_name(self.topo.k_s + spine))
+        if datapath is not None:
+            datapath.send_msg(ofp.flow_add(datapath, circuit_rule(self.topo, source, destination)))
+
+    def clear_circuit(self, spine, source):
+        destination = self.da_circuits[spine].pop(source)
+        datapath = self.datapaths.get(self.topo.spine_name(self.topo.k_s + spine))
+        if datapath is not None:
+            datapath.send_msg(ofp.flow_delete_strict(
+                datapath, circuit_rule(self.topo, source, destination)))
+
+    # -- central scheduling ---------------------------------------------
+
+    def _schedule_loop(self):
+        while True:
+            hub.sleep(self.scheduler.period)
+            self.counters = {}
+            for name, datapath in list(self.datapaths.items()):
+                if self.topo.node(name).role == 'tor':
+                    datapath.send_msg(parser.OFPFlowStatsRequest(
+                        datapath, table_id=0, cookie=COOKIE_DEMAND_OUT,
+                        cookie_mask=0xffffffffffffffff))
+            hub.sleep(min(0.5, self.scheduler.period / 2))  # replies arrive meanwhile
+            now = time.monotonic()
+            demand = self.meter.update(now, self.counters)
+            plan = self.scheduler.schedule(demand, now)
+            for link in plan.removed:
+                self.logger.info('DA link %s replaced', link)
+                self.push_tor(link.source)
+                self.clear_circuit(link.spine, link.source)
+            for link in plan.added:
+                self.logger.info('DA link %s set (usable in %.1fs)', link, self.scheduler.delta)
+                self.set_circuit(link.spine, link.source, link.destination)
+
+    @set_ev_cls(ofp_event.EventOFPFlowStatsReply, MAIN_DISPATCHER)
+    def _flow_stats(self, ev):
+        node = self.topo.by_dpid(ev.msg.datapath.id)
+        for stat in ev.msg.body:
+            if stat.cookie != COOKIE_DEMAND_OUT:
+                continue
+            destination = self.topo.ip.tor_address(stat.match['ipv4_dst'][0])
+            if destination is not None:
+                self.counters[(node.coords, destination)] = stat.byte_count
+
+    def _activation_loop(self):
+        while True:
+            hub.sleep(ACTIVATION_TICK)
+            for link in self.scheduler.activate(time.monotonic()):
+                self.logger.info('DA link %s usable', link)
+                self.push_tor(link.source)

@@ -1,0 +1,201 @@
+"""The leaf-switch shield/recover experiment of seed 003 section 5, on an
+emulated K-ary N-Bridge (Mininet + userspace OVS + controller.nbridge_app).
+
+    sudo .venv/bin/python -m scripts.nbridge_experiment [--shape 33,6] [--target 13,2]
+        [--phase 10] [--period 0.2] [--json results.json]
+
+1. Pick a target leaf; node list = the hosts of every leaf on one of its
+   lines (2-D: LSW(a, j0) and LSW(j1, b)), without the target's own hosts.
+   Run AlltoAll among them (phase "normal").
+2. Shield the target with scripts/config_err_board.sh COORDS error ("shielded").
+3. Power it off: all its links down ("off").
+4. Power it on ("on"), then renew it with config_err_board.sh COORDS renew
+   ("renewed").
+Reports failed pairs per phase (target: zero), the switch hops of the pairs
+whose path crosses the target (64 - received TTL) before and after the
+shield against what the model predicts, and their one-way latency.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from controller.nbridge_routing import NBridgeRouting
+from controller.walk import walk
+from topologies.nbridge import NBridge, format_coords
+
+APP = 'controller.nbridge_app'
+PAPER_SHAPE, PAPER_TARGET = (33, 6), (13, 2)
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config_err_board.sh')
+
+
+def default_target(topo):
+    """The paper's LSW(13, 2) on its 33 x 6 fabric, else the middle leaf."""
+    return PAPER_TARGET if topo.shape == PAPER_SHAPE else tuple(k // 2 for k in topo.shape)
+
+
+def node_list(topo, target):
+    """Hosts of the leaves sharing a line with the target (differing in exactly one coordinate)."""
+    return [h.name for h in topo.hosts
+            if sum(a != b for a, b in zip(topo.leaf_of(h.name), target)) == 1]
+
+
+def predicted_hops(topo, hosts, target):
+    """{(src, dst): (normal switch hops, shielded switch hops)} from walking
+    the compiled rules, for the pairs whose normal path crosses the target."""
+    routing = NBridgeRouting(topo)
+    name = topo.leaf_name(target)
+    normal = {(s, d): walk(topo, routing.forward, s, d) for s in hosts for d in hosts if s != d}
+    crossing = [pair for pair, hops in normal.items() if name in [sw for sw, _ in hops]]
+    routing.shield(target)
+    return {pair: (len(normal[pair]), len(walk(topo, routing.forward, *pair))) for pair in crossing}
+
+
+def config_err_board(coords, verb, rest_port):
+    """Run the operator's script against the controller; raise with its message on failure."""
+    env = dict(os.environ, DCFABRIC_REST='http://127.0.0.1:%d' % rest_port)
+    done = subprocess.run([SCRIPT, ','.join(map(str, coords)), verb], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError('config_err_board.sh %s failed: %s' % (verb, done.stderr.strip()))
+    return json.loads(done.stdout)
+
+
+def set_links(net, topo, leaf, status):
+    """Power a leaf off ('down') or on ('up'): every cable of it."""
+    for port in topo.ports(leaf):
+        peer, _ = topo.peer(leaf, port)
+        net.configLinkStatus(leaf, peer, status)
+
+
+def phase_stats(blocks, phases, crossing, settle_s=1.0):
+    """Per phase: pairs that failed, and hops/latency of crossing vs other
+    pairs. Hops and latency count blocks sent ``settle_s`` after the phase
+    began (OVS revalidates its cached flows asynchronously, so a few blocks
+    right after a change still take the old path); ``transition_hops`` and
+    ``settled_after_s`` show that transition."""
+    result = {}
+    for index, (phase, begin) in enumerate(phases):
+        end = phases[index + 1][1] if index + 1 < len(phases) else float('inf')
+        mine = [b for b in blocks if begin <= b['sent'] < end]
+        failed = sorted({(b['src'], b['dst']) for b in mine if not b['ok']})
+        stats = {'blocks': len(mine), 'failed_blocks': sum(not b['ok'] for b in mine),
+                 'failed_pairs': [list(p) for p in failed]}
+        for group, members in (('crossing', [b for b in mine if (b['src'], b['dst']) in crossing]),
+                               ('other', [b for b in mine if (b['src'], b['dst']) not in crossing])):
+            ok = [b for b in members if b['ok']]
+            settled = [b for b in ok if b['sent'] >= begin + settle_s]
+            hops = sorted({64 - b['ttl'] for b in settled})
+            odd = [b['sent'] - begin for b in ok if 64 - b['ttl'] not in hops]
+            latency = [b['lat_us'] for b in settled]
+            stats[group] = {'pairs': len({(b['src'], b['dst']) for b in members}), 'hops': hops,
+                            'transition_hops': sorted({64 - b['ttl'] for b in ok} - set(hops)),
+                            'settled_after_s': round(max(odd), 2) if odd else 0.0,
+                            'mean_hops': round(statistics.mean(64 - b['ttl'] for b in settled), 2)
+                            if settled else None,
+                            'median_latency_us': round(statistics.median(latency), 1) if latency else None}
+        result[phase] = stats
+    return result
+
+
+def run_phases(fabric, topo, target, phase_s=5.0, period=0.2, size=1000, rest_port=8080, log=print):
+    """The five phases on a running fabric; returns the results as a dict."""
+    from scripts.alltoall import AllToAll
+    from scripts.traffic import wait_all_pairs
+
+    leaf = topo.leaf_name(target)
+    nodes = node_list(topo, target)
+    crossing = predicted_hops(topo, nodes, target)
+    log('%s: target %s (%s), %d nodes, %d ordered pairs, %d cross the target'
+        % (topo.name, format_coords(target), leaf, len(nodes), len(nodes) * (len(nodes) - 1), len(crossing)))
+    reach_s = wait_all_pairs(fabric.net, nodes, deadline_s=120, progress=log)
+    log('node list all-pairs reachable after %.1f s' % reach_s)
+    alltoall = AllToAll(fabric.net, nodes, period=period, size=size, log=log).start()
+    phases = [('normal', alltoall.start_time)]
+    try:
+        alltoall.pump(phase_s)
+        for phase, action in (
+                ('shielded', lambda: config_err_board(target, 'error', rest_port)),
+                ('off', lambda: set_links(fabric.net, topo, leaf, 'down')),
+                ('on', lambda: set_links(fabric.net, topo, leaf, 'up')),
+                ('renewed', lambda: config_err_board(target, 'renew', rest_port))):
+            answer = action()
+            phases.append((phase, time.time()))
+            log('--- %s%s' % (phase, ': %s' % json.dumps(answer['changed']) if answer else ''))
+            alltoall.pump(phase_s)
+    finally:
+        alltoall.stop()
+    return {'fabric': topo.name, 'target': format_coords(target), 'nodes': len(nodes),
+            'pairs': len(nodes) * (len(nodes) - 1), 'crossing_pairs': len(crossing),
+            'predicted_hops_normal_shielded': sorted({hops for hops in crossing.values()}),
+            'reachable_s': round(reach_s, 1), 'phase_s': phase_s, 'period_s': period, 'block_bytes': size,
+            'phases': phase_stats(alltoall.blocks, phases, crossing),
+            'failures': [[round(at, 2), s, d] for at, s, d, _ in alltoall.failures]}
+
+
+def run_experiment(shape=(4, 3), q=1, hosts_per_leaf=1, target=None, phase_s=5.0, period=0.2, size=1000,
+                   ofp_port=6653, rest_port=8080, log=print):
+    """Build the fabric with its controller, run the phases, tear down."""
+    from scripts.fabric import Fabric
+
+    topo = NBridge(shape, q, hosts_per_leaf)
+    target = topo.check_coords(target) if target is not None else default_target(topo)
+    params = {'shape': list(shape), 'q': q, 'hosts': hosts_per_leaf}
+    started = time.time()
+    with Fabric(topo, APP, params, ofp_port=ofp_port, rest_port=rest_port) as fabric:
+        build_s = time.time() - started
+        log('fabric up in %.1f s (%d switches, %d hosts)' % (build_s, len(topo.switches), len(topo.hosts)))
+        result = run_phases(fabric, topo, target, phase_s, period, size, rest_port, log)
+    result['build_s'] = round(build_s, 1)
+    return result
+
+
+def print_report(result, out=print):
+    out('\n%s, target %s: %d nodes, %d pairs, %d cross the target; model hops (normal, shielded): %s'
+        % (result['fabric'], result['target'], result['nodes'], result['pairs'], result['crossing_pairs'],
+           result['predicted_hops_normal_shielded']))
+    out('%-9s %7s %13s %12s %16s %18s %12s' % ('phase', 'blocks', 'failed pairs', 'cross hops',
+                                                'cross lat (us)', 'other hops', 'other lat'))
+    for phase, s in result['phases'].items():
+        out('%-9s %7d %13d %12s %16s %18s %12s' % (
+            phase, s['blocks'], len(s['failed_pairs']), s['crossing']['hops'], s['crossing']['median_latency_us'],
+            s['other']['hops'], s['other']['median_latency_us']))
+    out('build %s s; total failed pairs %d' % (
+        result.get('build_s', '-'), len({tuple(p) for s in result['phases'].values() for p in s['failed_pairs']})))
+
+
+def _coords(text):
+    return tuple(int(x) for x in text.strip('()').split(','))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='scripts.nbridge_experiment', description=__doc__.split('\n\n')[0])
+    parser.add_argument('--shape', type=_coords, default=(4, 3), help='K_{N-1},...,K_0 (paper: 33,6)')
+    parser.add_argument('--q', type=int, default=1, help='root switches per line')
+    parser.add_argument('--hosts', type=int, default=1, help='hosts per leaf')
+    parser.add_argument('--target', type=_coords, help='target leaf coordinates (default: paper/middle)')
+    parser.add_argument('--phase', type=float, default=5.0, help='seconds per phase')
+    parser.add_argument('--period', type=float, default=0.2, help='AlltoAll block period (s)')
+    parser.add_argument('--size', type=int, default=1000, help='AlltoAll block size (bytes)')
+    parser.add_argument('--ofp-port', type=int, default=6653)
+    parser.add_argument('--rest-port', type=int, default=8080)
+    parser.add_argument('--json', help='write the results here')
+    args = parser.parse_args(argv)
+    from scripts.fabric import SetupError
+    try:
+        result = run_experiment(args.shape, args.q, args.hosts, args.target, args.phase, args.period, args.size,
+                                args.ofp_port, args.rest_port,
+                                log=lambda m: print(m, file=sys.stderr, flush=True))
+    except (SetupError, ValueError, RuntimeError, TimeoutError) as err:
+        sys.exit('nbridge_experiment: %s' % err)
+    print_report(result)
+    if args.json:
+        with open(args.json, 'w') as out:
+            json.dump(result, out, indent=1)
+    sys.exit(1 if any(s['failed_pairs'] for s in result['phases'].values()) else 0)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,60 @@
+"""Bad input gets a clear error and leaves nothing running."""
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from scripts import fabric as fabric_module
+from scripts.cli import main
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, '-m', 'scripts.cli', *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize('k, message', [('5', 'must be even'), ('2', 'between 4 and 254'),
+                                        ('256', 'between 4 and 254'), ('four', 'integer')])
+def test_bad_k(k, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(['run', '--k', k])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_switch_name_lists_the_real_ones(capsys):
+    with pytest.raises(SystemExit, match="unknown node 'x9'.*a0_2"):
+        main(['tables', '--switch', 'x9'])
+
+
+def test_tables_print_paper_notation(capsys):
+    main(['tables', '--k', '4', '--switch', 'a2_2'])
+    out = capsys.readouterr().out
+    assert '10.2.0.0/24        0' in out and 'OpenFlow rules: 3 prefix + 2 suffix + 5 housekeeping' in out
+
+
+def test_not_root_is_refused(monkeypatch):
+    monkeypatch.setattr(fabric_module.os, 'geteuid', lambda: 1000)
+    with pytest.raises(fabric_module.SetupError, match='needs root'):
+        fabric_module.check_machine()
+
+
+def test_ovs_down_is_refused(monkeypatch):
+    monkeypatch.setattr(fabric_module.os, 'geteuid', lambda: 0)
+    monkeypatch.setattr(fabric_module.subprocess, 'run', lambda *a, **k: subprocess.CompletedProcess(
+        a, 1, '', 'database connection failed'))
+    with pytest.raises(fabric_module.SetupError, match='Open vSwitch is not running'):
+        fabric_module.check_machine()
+
+
+def test_taken_port_is_refused_and_nothing_is_left(require_ovs):
+    bridges_before = subprocess.run(['ovs-vsctl', 'list-br'], capture_output=True, text=True).stdout
+    with socket.socket() as squatter:
+        squatter.bind(('127.0.0.1', 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        result = run_cli('run', '--ofp-port', str(port))
+    assert result.returncode == 1
+    assert 'OpenFlow port 127.0.0.1:%d is already in use' % port in result.stderr
+    assert subprocess.run(['ovs-vsctl', 'list-br'], capture_output=True, text=True).stdout == bridges_before
