@@ -51,6 +51,30 @@ class FabricApp(app_manager.RyuApp):
         datapath.send_msg(ofp.barrier(datapath))
         self.logger.info('installed %d rules on %s (dpid %#x)', len(rules), name, datapath.id)
 
+    def update_switch(self, datapath, old, new):
+        """Move a switch from state ``old`` to ``new`` ((rules, groups) each)
+        by difference only, so traffic on unchanged entries never blinks:
+        new groups first, then added or changed rules, then removed rules,
+        then groups nothing uses any more."""
+        old_rules, old_groups = old
+        new_rules, new_groups = new
+        old_by_id = {g.group_id: g for g in old_groups}
+        new_by_id = {g.group_id: g for g in new_groups}
+        for group_id, group in new_by_id.items():
+            if group_id not in old_by_id:
+                datapath.send_msg(ofp.group_add(datapath, group))
+            elif old_by_id[group_id] != group:
+                datapath.send_msg(ofp.group_modify(datapath, group))
+        for rule in set(new_rules) - set(old_rules):
+            datapath.send_msg(ofp.flow_add(datapath, rule))
+        kept = {(r.table, r.priority, r.match) for r in new_rules}
+        for rule in old_rules:
+            if (rule.table, rule.priority, rule.match) not in kept:
+                datapath.send_msg(ofp.flow_delete_strict(datapath, rule))
+        for group_id in set(old_by_id) - set(new_by_id):
+            datapath.send_msg(ofp.group_delete(datapath, group_id))
+        datapath.send_msg(ofp.barrier(datapath))
+
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def _switch_features(self, ev):
         datapath = ev.msg.datapath

@@ -58,13 +58,29 @@ def delete_all_groups(datapath):
 _GROUP_TYPES = {'select': ofp.OFPGT_SELECT, 'fast_failover': ofp.OFPGT_FF, 'all': ofp.OFPGT_ALL}
 
 
-def group_add(datapath, group):
+def _group_mod(datapath, group, command):
     buckets = [parser.OFPBucket(weight=1 if group.kind == 'select' else 0,
                                 watch_port=ofp.OFPP_ANY if watch is None else watch,
                                 watch_group=ofp.OFPG_ANY, actions=[_action(a) for a in actions])
                for watch, actions in group.buckets]
-    return parser.OFPGroupMod(datapath, command=ofp.OFPGC_ADD, type_=_GROUP_TYPES[group.kind],
+    return parser.OFPGroupMod(datapath, command=command, type_=_GROUP_TYPES[group.kind],
                               group_id=group.group_id, buckets=buckets)
+
+
+def group_add(datapath, group):
+    return _group_mod(datapath, group, ofp.OFPGC_ADD)
+
+
+def group_modify(datapath, group):
+    return _group_mod(datapath, group, ofp.OFPGC_MODIFY)
+
+
+def group_delete(datapath, group_id):
+    return parser.OFPGroupMod(datapath, command=ofp.OFPGC_DELETE, group_id=group_id)
+
+
+def port_desc_request(datapath):
+    return parser.OFPPortDescStatsRequest(datapath, 0)
 
 
 def barrier(datapath):
@@ -74,3 +90,23 @@ def barrier(datapath):
 def packet_out(datapath, port, data):
     return parser.OFPPacketOut(datapath, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
                                actions=[parser.OFPActionOutput(port)], data=data)
+
+
+def packet_out_table(datapath, data):
+    """Send a packet back through the switch's own pipeline (table 0)."""
+    return packet_out(datapath, ofp.OFPP_TABLE, data)
+
+
+def flow_stats_request(datapath, table_id, cookie):
+    """Per-entry counters of one table's entries carrying exactly ``cookie``."""
+    return parser.OFPFlowStatsRequest(datapath, table_id=table_id, cookie=cookie,
+                                      cookie_mask=0xffffffffffffffff)
+
+
+def port_stats_request(datapath):
+    return parser.OFPPortStatsRequest(datapath, 0, ofp.OFPP_ANY)
+
+
+def more_replies_follow(msg):
+    """A multipart reply whose body continues in the next message."""
+    return bool(msg.flags & ofp.OFPMPF_REPLY_MORE)

@@ -12,7 +12,7 @@ Ports are the paper's (0-based); see topologies.fattree for the cabling.
 """
 from dataclasses import dataclass, field
 
-from topologies.fattree import FatTree, ip_to_int
+from topologies.fattree import ip_to_int
 
 
 def int_to_ip(value):
@@ -81,10 +81,13 @@ def _longest(entries, ip):
 
 @dataclass
 class TwoLevelTable:
-    """One switch's routing table: prefixes plus named suffix tables."""
+    """One switch's routing table: prefixes plus named suffix tables.
+    ``failover`` names, per suffix table, the ordered up-ports its entries may
+    fall back on in the data plane when their own port is not live."""
     switch: str
     prefixes: list = field(default_factory=list)
     suffix_tables: dict = field(default_factory=dict)
+    failover: dict = field(default_factory=dict)
 
     def add_prefix(self, network, length, port=None, suffix_table=None):
         if suffix_table is not None and suffix_table not in self.suffix_tables:
@@ -125,6 +128,7 @@ def _add_host_suffixes(table, k, z):
     table.add_prefix('0.0.0.0', 0, suffix_table='hostid')
     for host_id in range(2, half + 2):
         table.add_suffix('hostid', '0.0.0.%d' % host_id, 8, (host_id - 2 + z) % half + half)
+    table.failover['hostid'] = tuple(range(half, k))
 
 
 def pod_switch_table(topo, name):
@@ -164,7 +168,3 @@ def all_tables(topo):
     """Every switch's two-level table, by switch name."""
     return {sw.name: switch_table(topo, sw.name) for sw in topo.switches}
 
-
-def fattree_tables(k):
-    topo = FatTree(k)
-    return topo, all_tables(topo)

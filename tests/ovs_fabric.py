@@ -14,7 +14,7 @@ import tempfile
 from controller.flowrules import group_to_ofctl, to_ofctl
 from topologies.model import ofport
 
-_BRIDGE = re.compile(r'^bridge\("(.+)"\)')
+_BRIDGE = re.compile(r'^\s*bridge\("(.+)"\)')
 _OUTPUT = re.compile(r'^\s+output:(\d+)')
 _IN_PORT = re.compile(r'^\s+IN_PORT')
 _DEC_TTL = re.compile(r'^\s+dec_ttl')

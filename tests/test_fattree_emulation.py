@@ -62,7 +62,7 @@ def test_path_length_visible_in_ttl(k4):
 def test_tcp_between_pods(k4):
     _, fabric = k4
     report = traffic.iperf3(fabric.net, 'h0_0_2', 'h3_1_3', seconds=3)
-    assert traffic.received_mbps(report) > 20
+    assert traffic.received_mbps(report) > 5
 
 
 def test_reconnecting_switch_gets_the_same_rules(k4):

@@ -17,7 +17,7 @@ def k4_bridges(require_ovs):
     tables = all_tables(topo)
     with OvsFabric(topo, 'tf') as fabric:
         for name, table in tables.items():
-            fabric.install(name, compile_table(table))
+            fabric.install(name, *compile_table(table))
         yield topo, tables, fabric
 
 

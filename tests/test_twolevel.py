@@ -88,7 +88,7 @@ def test_a_suffix_table_may_be_shared():
     table.add_prefix('10.1.0.0', 16, suffix_table='s')
     table.add_prefix('10.2.0.0', 16, suffix_table='s')
     assert table.lookup('10.1.7.2') == table.lookup('10.2.9.2') == 5
-    assert len([r for r in compile_table(table) if r.table == 2 and r.priority]) == 1
+    assert len([r for r in compile_table(table)[0] if r.table == 2 and r.priority]) == 1
     with pytest.raises(ValueError, match='missing suffix table'):
         table.add_prefix('10.3.0.0', 16, suffix_table='nope')
 
