@@ -19,6 +19,8 @@ switch of another pod told to avoid "the affected core" for S is told so by
 *all* its cores and has no alternative left. Such a switch passes the tag
 down the same way a does: its lower switches avoid it for S. Without that
 step, traffic from other pods to S would still be hashed onto the dead row.
+Likewise an upper switch that has lost all its core links is avoided by its
+lower switches for traffic to every other pod.
 
 Avoidance becomes routing state the paper's way: a specific first-level
 prefix (S or the pod's /16) pointing to its own second-level table whose
@@ -91,17 +93,26 @@ def avoidance(topo, failed):
                     tag(far_upper, _pod_prefix(pod), topo.port_to(far_upper, b))
 
     # An upper switch left with no usable up-port for a prefix passes the tag
-    # to its lower switches (see the module docstring).
+    # to its lower switches (see the module docstring). One that lost every
+    # core link (say, while its links come back one by one) is avoided by its
+    # lower switches for every other pod, and still used inside its own pod.
     up_ports = set(range(half, topo.k))
     for switch, tags in list(avoid.items()):
         if topo.node(switch).role != 'aggregation':
             continue
+        pod = topo.node(switch).coords[0]
+        dead_up = up_ports <= tags.get(ALL, set())
         for prefix, ports in list(tags.items()):
-            if prefix != ALL and up_ports <= ports | tags.get(ALL, set()):
-                pod = topo.node(switch).coords[0]
-                for z in range(half):
-                    edge = 'e%d_%d' % (pod, z)
-                    tag(edge, prefix, topo.port_to(edge, switch))
+            if prefix == ALL and dead_up:
+                passed = [_pod_prefix(q) for q in range(topo.k) if q != pod]
+            elif prefix != ALL and (dead_up or up_ports <= ports):
+                passed = [prefix]
+            else:
+                continue
+            for z in range(half):
+                edge = 'e%d_%d' % (pod, z)
+                for tagged in passed:
+                    tag(edge, tagged, topo.port_to(edge, switch))
     return avoid
 
 

@@ -6,8 +6,14 @@ experiments and print routing state.
   dcfabric cli [--k 4]          the same fabric with Mininet's CLI
   dcfabric controller [--k 4]   only the controller (ryu-manager style)
   dcfabric tables [--k 4]       two-level tables in the paper's notation
+  dcfabric bisection [...]      bisection-bandwidth experiment (paper Table 2)
+  dcfabric fail link A B [--silent] | fail switch S [--silent]
+  dcfabric recover link A B | recover switch S
+                                inject / undo failures on a running fabric
+  dcfabric links [--k 4]        carrier and BFD state of every switch link
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -15,6 +21,9 @@ import time
 from topologies.fattree import FatTree, check_k
 
 FATTREE_APP = 'controller.fattree_app'
+# The fat-tree app's routing schemes (controller.fattree_schemes, which
+# imports Ryu: the names are repeated here to keep the CLI light).
+SCHEME_NAMES = ('twolevel', 'ecmp', 'classifier', 'scheduler')
 
 
 def _k(text):
@@ -49,15 +58,66 @@ def cmd_tables(args):
 
 def cmd_controller(args):
     from controller import manager
-    manager.main([FATTREE_APP, '--params', '{"k": %d}' % args.k, '--ofp-port', str(args.ofp_port),
+    manager.main([FATTREE_APP, '--params', json.dumps(_params(args)), '--ofp-port', str(args.ofp_port),
                   '--rest-port', str(args.rest_port), '--listen', args.listen]
                  + (['--verbose'] if args.verbose else []))
 
 
+def _params(args):
+    """The fat-tree app's parameters: k, and the routing scheme (with its
+    link capacity when links are shaped: the large-flow threshold is a
+    fraction of it)."""
+    params = {'k': args.k, 'scheme': args.scheme}
+    if getattr(args, 'bw', None):
+        params['link_mbps'] = args.bw
+    return params
+
+
 def _fabric(args, **kwargs):
     from scripts.fabric import Fabric
-    return Fabric(FatTree(args.k), FATTREE_APP, {'k': args.k}, ofp_port=args.ofp_port,
-                  rest_port=args.rest_port, bw=args.bw, **kwargs)
+    return Fabric(FatTree(args.k), FATTREE_APP, _params(args), ofp_port=args.ofp_port,
+                  rest_port=args.rest_port, bw=args.bw, bfd_ms=args.bfd_ms or None, **kwargs)
+
+
+def cmd_fault(args):
+    from scripts import faults
+    topo = FatTree(args.k)
+    if args.target == 'link':
+        if len(args.names) != 2:
+            raise ValueError('a link is named by its two switches, e.g. e0_0 a0_2')
+        action = faults.fail_link if args.command == 'fail' else faults.recover_link
+    else:
+        if len(args.names) != 1:
+            raise ValueError('name one switch, e.g. a0_2')
+        action = faults.fail_switch if args.command == 'fail' else faults.recover_switch
+    if args.command == 'fail':
+        action(topo, *args.names, silent=args.silent)
+    else:
+        action(topo, *args.names)
+    print('%s %s %s%s' % ('failed' if args.command == 'fail' else 'recovered', args.target,
+                          ' '.join(args.names), ' (silent)' if getattr(args, 'silent', False) else ''))
+
+
+def cmd_links(args):
+    import subprocess
+    from scripts import faults
+    from topologies.mininet_topo import interface_name
+    topo = FatTree(args.k)
+    bfd = faults.bfd_states(topo)
+    print('%-8s %-8s %-14s %-14s' % ('a', 'b', 'carrier a/b', 'bfd a/b'))
+    for link in topo.switch_links():
+        ends = [interface_name(topo, link.node_a, link.port_a), interface_name(topo, link.node_b, link.port_b)]
+        carrier = []
+        for interface in ends:
+            out = subprocess.run(['ip', '-br', 'link', 'show', interface], capture_output=True, text=True).stdout
+            carrier.append('up' if 'LOWER_UP' in out else 'absent' if not out else 'down')
+        print('%-8s %-8s %-14s %-14s' % (link.node_a, link.node_b, '/'.join(carrier),
+                                         '/'.join(str(bfd.get(i)) for i in ends)))
+
+
+def cmd_bisection(args):
+    from scripts.bisection import run_from_args
+    run_from_args(args)
 
 
 def cmd_cli(args):
@@ -98,9 +158,14 @@ def build_parser():
         p.add_argument('--k', type=_k, default=4, help='fat-tree arity: even, 4..254 (default 4)')
         p.add_argument('--ofp-port', type=int, default=6653, help='OpenFlow port on 127.0.0.1')
         p.add_argument('--rest-port', type=int, default=8080, help='REST port on 127.0.0.1')
+        p.add_argument('--scheme', choices=SCHEME_NAMES, default='twolevel',
+                       help='routing scheme: two-level tables only (default), ECMP select groups, '
+                            'flow classification (3.6) or central flow scheduling (3.7)')
 
     def network_options(p):
         p.add_argument('--bw', type=_positive(float), help='shape every link to BW Mbit/s (HTB)')
+        p.add_argument('--bfd-ms', type=int, default=100,
+                       help='BFD interval on every switch link, detection after 3 misses (0: off)')
 
     p = sub.add_parser('run', help='main job: build, check reachability, iperf3, tear down')
     fabric_options(p)
@@ -121,6 +186,25 @@ def build_parser():
     p.add_argument('--verbose', action='store_true')
     p.set_defaults(func=cmd_controller)
 
+    for verb in ('fail', 'recover'):
+        p = sub.add_parser(verb, help='%s a link or switch of a running fat-tree' % verb)
+        p.add_argument('target', choices=['link', 'switch'])
+        p.add_argument('names', nargs='+', help='switch names as the topology has them, e.g. e0_0 a0_2')
+        p.add_argument('--k', type=_k, default=4)
+        if verb == 'fail':
+            p.add_argument('--silent', action='store_true',
+                           help='black-hole packets but keep carrier up (only BFD notices)')
+        p.set_defaults(func=cmd_fault)
+
+    p = sub.add_parser('links', help='carrier and BFD state of every switch-to-switch link')
+    p.add_argument('--k', type=_k, default=4)
+    p.set_defaults(func=cmd_links)
+
+    p = sub.add_parser('bisection', help='bisection-bandwidth experiment (paper section 4, Table 2)')
+    from scripts.bisection import add_arguments
+    add_arguments(p)
+    p.set_defaults(func=cmd_bisection)
+
     p = sub.add_parser('tables', help='print two-level tables and rule counts')
     p.add_argument('--k', type=_k, default=4)
     p.add_argument('--switch', help='one switch by name, e.g. e0_1, a2_2, c1_1')
@@ -131,10 +215,11 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from scripts.fabric import SetupError
+    from scripts.faults import FaultError
     from topologies.model import UnknownNodeError
     try:
         args.func(args)
-    except (SetupError, UnknownNodeError, ValueError, TimeoutError) as err:
+    except (SetupError, FaultError, UnknownNodeError, ValueError, TimeoutError) as err:
         sys.exit('dcfabric: %s' % err)
     except KeyboardInterrupt:
         sys.exit('dcfabric: interrupted; everything torn down')

@@ -20,6 +20,7 @@ from mininet.net import Mininet
 from mininet.node import OVSSwitch, RemoteController
 
 from controller.manager import PortInUseError, check_port_free
+from scripts import faults
 from topologies.mininet_topo import ModelTopo
 
 
@@ -108,12 +109,15 @@ class Fabric:
     """Start ``model`` in Mininet with controller app ``app``.
 
     bw: host and switch link rate in Mbit/s (HTB shaping), None for unshaped.
+    bfd_ms: BFD interval on every switch-to-switch link (detection after 3
+    missed), None for no BFD.
     """
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
-                 controller=True, log_level='warning'):
+                 controller=True, log_level='warning', bfd_ms=None):
         self.model = model
         self.bw = bw
+        self.bfd_ms = bfd_ms
         self.controller = Controller(app, params, ofp_port, rest_port) if controller else None
         self.ofp_port = ofp_port
         self.net = None
@@ -143,6 +147,10 @@ class Fabric:
             self.net.start()
             self.started_at = time.time()
             self._host_offloads_off()
+            if self.bfd_ms:
+                progress('BFD every %d ms on %d links' % (self.bfd_ms, len(self.model.switch_links())))
+                faults.enable_bfd(self.model, self.bfd_ms)
+                faults.wait_bfd_up(self.model)
         except BaseException:
             self.stop()
             raise

@@ -33,12 +33,15 @@ stamp=.venv/.dcfabric-installed
 if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ setup.cfg -nt "$stamp" ]; then
   echo "== pip: installing requirements"
   # Ryu 4.34 needs an old setuptools and no build isolation to install on 3.13.
-  $PY -m pip install -q --upgrade "pip" "setuptools<67" wheel pbr
+  $PY -m pip install -q "setuptools<67" wheel pbr
   $PY -m pip install -q --no-build-isolation ryu==4.34
   $PY -m pip install -q -r requirements.txt
   $PY -m pip install -q --no-build-isolation --no-deps -e .
   touch "$stamp"
 fi
+
+# LetFlow's ns-3 load balancer (C++ against the ns3 wheel); rebuilds only when sources changed.
+$PY -m scripts.letflow.build
 
 # Open vSwitch in userspace mode: ovs-ctl skips the missing kernel module.
 if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then

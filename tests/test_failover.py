@@ -76,6 +76,20 @@ def test_upper_core_failure_broadcast(topo):
     assert changed_switches(topo, failed) == set(avoid)
 
 
+def test_upper_switch_without_core_links_is_avoided_for_other_pods(topo):
+    half, k = topo.half, topo.k
+    upper = 'a0_%d' % half
+    failed = frozenset(link_key(upper, topo.peer(upper, p)[0]) for p in range(half, k))
+    avoid = avoidance(topo, failed)
+    for z in range(half):
+        edge = 'e0_%d' % z
+        assert avoid[edge] == {('10.%d.0.0' % q, 16): {topo.port_to(edge, upper)} for q in range(1, k)}
+    reach_all(topo, failed)
+    # intra-pod traffic still goes through it
+    tables = tables_with_failures(topo, failed)
+    assert tables['e0_0'].lookup('10.0.1.2') == topo.port_to('e0_0', upper)
+
+
 def test_switch_failure_is_all_its_links(topo):
     half = topo.half
     failed = expand_failures(topo, failed_switches=['a0_%d' % half])

@@ -16,6 +16,12 @@ from topologies.model import ofport
 IFNAMSIZ = 15
 
 
+def interface_name(model, node, port):
+    """Mininet's interface for a model port: ``name-ethN`` with N the
+    OpenFlow port for a switch, the model port for a host."""
+    return '%s-eth%d' % (node, ModelTopo.mininet_port(model, node, port))
+
+
 class ModelTopo(Topo):
     """A Topo whose nodes, addresses, dpids and ports all come from a model."""
 
@@ -29,18 +35,18 @@ class ModelTopo(Topo):
                 self.addSwitch(node.name, dpid='%016x' % node.dpid, protocols='OpenFlow13')
         for link in model.links:
             self.addLink(link.node_a, link.node_b,
-                         port1=self._mininet_port(model, link.node_a, link.port_a),
-                         port2=self._mininet_port(model, link.node_b, link.port_b),
+                         port1=self.mininet_port(model, link.node_a, link.port_a),
+                         port2=self.mininet_port(model, link.node_b, link.port_b),
                          **(link_opts or {}))
 
     @staticmethod
-    def _mininet_port(model, name, port):
+    def mininet_port(model, name, port):
         return port if model.nodes[name].is_host else ofport(port)
 
     @staticmethod
     def _check_ifname(node, model):
-        longest = max((len('%s-eth%d' % (node.name, ModelTopo._mininet_port(model, node.name, p)))
-                       for p in model.ports(node.name)), default=0)
+        longest = max((len(interface_name(model, node.name, p)) for p in model.ports(node.name)),
+                      default=0)
         if longest > IFNAMSIZ:
             raise ValueError('%s: interface names of %s exceed %d characters; this fabric '
                              'is too large for Mininet' % (model.name, node.name, IFNAMSIZ))

@@ -45,20 +45,28 @@ class TwoPathModel:
         """n1 with C1/n1 = C2/n2: every flow gets the same rate."""
         return self.flows * self.c1_bps / (self.c1_bps + self.c2_bps)
 
-    def move_probabilities(self):
-        """(p1, p2) arrays over n1 = 0..n: probability that the next step moves
-        a flow from path 1 to path 2 (p1) or from path 2 to path 1 (p2)."""
+    def log_move_probabilities(self):
+        """(log p1, log p2) arrays over n1 = 0..n, where p1 is the probability
+        that the next step moves a flow from path 1 to path 2 and p2 from path
+        2 to path 1 (-inf where the path carries no flow).  Logs, because for
+        a few flows on a fast path exp(-lambda Delta) underflows."""
         n1 = np.arange(self.flows + 1, dtype=float)
         n2 = self.flows - n1
         cap = np.array([self.c1_bps, self.c2_bps]) / (8 * self.packet_bytes)  # packets/s
-        moves = []
-        for j, nj in enumerate((n1, n2)):
-            busy = nj > 0
-            sending = cap[0] * (n1 > 0) + cap[1] * (n2 > 0)
-            share = np.where(busy, cap[j] / sending, 0.0)
-            rate = np.where(busy, cap[j] / np.maximum(nj, 1), 0.0)
-            moves.append(share * np.exp(-rate * self.delta_s / self.burst_packets) / 2)
-        return moves[0], moves[1]
+        sending = cap[0] * (n1 > 0) + cap[1] * (n2 > 0)
+        logs = []
+        with np.errstate(divide="ignore"):
+            for j, nj in enumerate((n1, n2)):
+                busy = nj > 0
+                rate = cap[j] / np.maximum(nj, 1)
+                log_p = (np.log(cap[j] / sending) - rate * self.delta_s / self.burst_packets
+                         - np.log(2))
+                logs.append(np.where(busy, log_p, -np.inf))
+        return logs[0], logs[1]
+
+    def move_probabilities(self):
+        log_p1, log_p2 = self.log_move_probabilities()
+        return np.exp(log_p1), np.exp(log_p2)
 
     def transition_matrix(self) -> np.ndarray:
         p1, p2 = self.move_probabilities()
@@ -94,15 +102,10 @@ class TwoPathModel:
 
     def stationary(self) -> np.ndarray:
         """Stationary distribution of the birth-death chain by detailed balance,
-        in log space because the ratios span hundreds of orders of magnitude.
-        For huge Delta every move probability underflows to zero and the chain
-        has no unique stationary law; then this raises."""
-        p1, p2 = self.move_probabilities()
-        up, down = p2[:-1], p1[1:]
-        if np.any(up <= 0) or np.any(down <= 0):
-            raise ValueError("some moves have zero probability: the chain is reducible "
-                             "(Delta too large for double precision)")
-        log_pi = np.concatenate([[0.0], np.cumsum(np.log(up) - np.log(down))])
+        pi(n1 + 1) / pi(n1) = p2(n1) / p1(n1 + 1), summed in log space because
+        the ratios span hundreds of orders of magnitude."""
+        log_p1, log_p2 = self.log_move_probabilities()
+        log_pi = np.concatenate([[0.0], np.cumsum(log_p2[:-1] - log_p1[1:])])
         pi = np.exp(log_pi - log_pi.max())
         return pi / pi.sum()
 

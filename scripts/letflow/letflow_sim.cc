@@ -260,6 +260,14 @@ struct FlowState {
   double finish_s = -1;
 };
 
+// One transmit queue (one direction of a link): where the bottleneck is shows
+// up as its utilisation, its drops and its occupancy.
+struct LinkStats {
+  std::string name, kind;  // kind: host-up, host-down, fabric-up, fabric-down
+  uint64_t tx_bytes = 0, drops = 0, tx_bytes_sampled = 0;
+  uint32_t queue = 0, max_queue = 0;
+};
+
 std::string Gbps(double g) { return std::to_string(g * 1e3) + "Mbps"; }
 
 void Run(const Scenario& sc, std::ostream& out) {
@@ -269,6 +277,8 @@ void Run(const Scenario& sc, std::ostream& out) {
   // ns-3's 1 s minimum RTO would turn every datacenter loss into a stall.
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MicroSeconds(sc.min_rto_us)));
   Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(10)));
+  // Likewise its 3 s SYN timeout: one dropped SYN would dominate a mean FCT.
+  Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(sc.min_rto_us)));
   if (sc.tcp_window_bytes > 0) {
     // The receive buffer caps the advertised window: the paper's 256 KB window.
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sc.tcp_window_bytes));
@@ -298,20 +308,43 @@ void Run(const Scenario& sc, std::ostream& out) {
   TrafficControlHelper no_qdisc;  // DropTail switches: remove ns-3's default fq_codel
   Ipv4AddressHelper addr;
 
-  auto connect = [&](Ptr<Node> a, Ptr<Node> b, double gbps, Ipv4Address network) {
+  std::vector<std::unique_ptr<LinkStats>> links;
+  auto watch = [&](Ptr<NetDevice> dev, std::string name, std::string kind) {
+    links.push_back(std::make_unique<LinkStats>(LinkStats{std::move(name), std::move(kind)}));
+    LinkStats* st = links.back().get();
+    dev->TraceConnectWithoutContext(
+        "PhyTxEnd", Callback<void, Ptr<const Packet>>(
+                        [st](Ptr<const Packet> p) { st->tx_bytes += p->GetSize(); }));
+    Ptr<Queue<Packet>> q = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+    q->TraceConnectWithoutContext(
+        "Drop", Callback<void, Ptr<const Packet>>([st](Ptr<const Packet>) { st->drops++; }));
+    q->TraceConnectWithoutContext(
+        "PacketsInQueue", Callback<void, uint32_t, uint32_t>([st](uint32_t, uint32_t n) {
+          st->queue = n;
+          st->max_queue = std::max(st->max_queue, n);
+        }));
+  };
+  // Devices come back as (a's end, b's end); each end transmits a -> b resp. b -> a.
+  auto connect = [&](Ptr<Node> a, Ptr<Node> b, double gbps, Ipv4Address network,
+                     const std::string& a_name, const std::string& b_name, const std::string& up,
+                     const std::string& down) {
     p2p.SetDeviceAttribute("DataRate", StringValue(Gbps(gbps)));
     NetDeviceContainer d = p2p.Install(a, b);
     addr.SetBase(network, "255.255.255.0");
     addr.Assign(d);
     no_qdisc.Uninstall(d);
+    watch(d.Get(0), a_name + "->" + b_name, up);
+    watch(d.Get(1), b_name + "->" + a_name, down);
     return d;
   };
 
   for (int l = 0; l < sc.leaves; ++l)
     for (int h = 0; h < sc.hosts_per_leaf; ++h) {
       Ptr<Node> host = hosts.Get(l * sc.hosts_per_leaf + h);
+      std::string host_name = "H" + std::to_string(l) + "." + std::to_string(h);
       connect(leaves.Get(l), host, sc.host_rate_gbps,
-              Ipv4Address((10u << 24) | (uint32_t(l) << 16) | (uint32_t(h) << 8)));
+              Ipv4Address((10u << 24) | (uint32_t(l) << 16) | (uint32_t(h) << 8)),
+              "L" + std::to_string(l), host_name, "host-down", "host-up");
       static_routing.GetStaticRouting(host->GetObject<Ipv4>())
           ->SetDefaultRoute(Ipv4Address((10u << 24) | (uint32_t(l) << 16) | (uint32_t(h) << 8) | 1u), 1);
     }
@@ -323,7 +356,9 @@ void Run(const Scenario& sc, std::ostream& out) {
     auto [l, s] = ls;
     if (l < 0 || l >= sc.leaves || s < 0 || s >= sc.spines)
       throw std::invalid_argument("link names a leaf or spine that does not exist");
-    NetDeviceContainer d = connect(leaves.Get(l), spines.Get(s), gbps, FabricAddress(l, s, 0));
+    NetDeviceContainer d = connect(leaves.Get(l), spines.Get(s), gbps, FabricAddress(l, s, 0),
+                                   "L" + std::to_string(l), "S" + std::to_string(s), "fabric-up",
+                                   "fabric-down");
     uplinks[l].push_back({s, FabricAddress(l, s, 2), d.Get(0)});
     spines_of_leaf[l].insert(s);
     spine_downlinks.push_back({s, d.Get(1)});
@@ -357,6 +392,16 @@ void Run(const Scenario& sc, std::ostream& out) {
   }
 
   std::vector<FlowState> state(sc.flows.size());
+  // Finite-flow runs end 10 ms (many RTTs, so the closing ACKs and FINs in
+  // flight are forwarded and counted) after the last flow completes: the
+  // drain allowance (stop_s) is an upper bound, and the idle tail would only
+  // cost time and output.
+  size_t open_flows = 0;
+  bool long_lived = false;
+  for (const FlowSpec& f : sc.flows) {
+    if (f.bytes > 0) open_flows++;
+    else long_lived = true;
+  }
   for (size_t i = 0; i < sc.flows.size(); ++i) {
     const FlowSpec& f = sc.flows[i];
     if (f.src_leaf < 0 || f.src_leaf >= sc.leaves || f.dst_leaf < 0 || f.dst_leaf >= sc.leaves ||
@@ -373,10 +418,12 @@ void Run(const Scenario& sc, std::ostream& out) {
     uint64_t size = f.bytes;
     sa.Get(0)->TraceConnectWithoutContext(
         "Rx", Callback<void, Ptr<const Packet>, const Address&>(
-                  [st, size](Ptr<const Packet> p, const Address&) {
+                  [st, size, &open_flows, long_lived](Ptr<const Packet> p, const Address&) {
                     st->received += p->GetSize();
-                    if (size > 0 && st->finish_s < 0 && st->received >= size)
+                    if (size > 0 && st->finish_s < 0 && st->received >= size) {
                       st->finish_s = Simulator::Now().GetSeconds();
+                      if (--open_flows == 0 && !long_lived) Simulator::Stop(MilliSeconds(10));
+                    }
                   }));
     BulkSendHelper bulk("ns3::TcpSocketFactory",
                         InetSocketAddress(HostAddress(f.dst_leaf, f.dst_host), port));
@@ -387,13 +434,26 @@ void Run(const Scenario& sc, std::ostream& out) {
   }
 
   std::vector<std::pair<double, std::vector<int>>> series;  // flows per spine at the sources
+  std::vector<LinkStats*> fabric;  // fabric links get a time series; host links only totals
+  for (auto& l : links)
+    if (l->kind.rfind("fabric", 0) == 0) fabric.push_back(l.get());
+  // [t, bytes sent in the interval per fabric link..., queue length per fabric link...]
+  std::vector<std::vector<double>> fabric_series;
   std::function<void()> sample = [&] {
     std::vector<int> total(sc.spines, 0);
     for (auto& lb : balancers) {
       auto n = lb->FlowsPerSpine();
       for (int s = 0; s < sc.spines; ++s) total[s] += n[s];
     }
-    series.push_back({Simulator::Now().GetSeconds(), total});
+    double now = Simulator::Now().GetSeconds();
+    series.push_back({now, total});
+    std::vector<double> row{now};
+    for (LinkStats* l : fabric) {
+      row.push_back(double(l->tx_bytes - l->tx_bytes_sampled));
+      l->tx_bytes_sampled = l->tx_bytes;
+    }
+    for (LinkStats* l : fabric) row.push_back(l->queue);
+    fabric_series.push_back(std::move(row));
     Simulator::Schedule(MicroSeconds(sc.sample_interval_us), sample);
   };
   if (sc.sample_interval_us > 0) Simulator::Schedule(MicroSeconds(sc.sample_interval_us), sample);
@@ -430,7 +490,23 @@ void Run(const Scenario& sc, std::ostream& out) {
     for (int n : series[i].second) out << ", " << n;
     out << "]";
   }
-  out << "]}\n";
+  out << "], \"links\": [";
+  for (size_t i = 0; i < links.size(); ++i) {
+    const LinkStats& l = *links[i];
+    out << (i ? ", " : "") << "{\"name\": \"" << l.name << "\", \"kind\": \"" << l.kind
+        << "\", \"tx_bytes\": " << l.tx_bytes << ", \"drops\": " << l.drops
+        << ", \"max_queue\": " << l.max_queue << "}";
+  }
+  out << "], \"fabric_series\": {\"links\": [";
+  for (size_t i = 0; i < fabric.size(); ++i) out << (i ? ", " : "") << "\"" << fabric[i]->name << "\"";
+  out << "], \"samples\": [";
+  for (size_t i = 0; i < fabric_series.size(); ++i) {
+    out << (i ? ", " : "") << "[";
+    for (size_t j = 0; j < fabric_series[i].size(); ++j)
+      out << (j ? ", " : "") << fabric_series[i][j];
+    out << "]";
+  }
+  out << "]}, \"end_s\": " << Simulator::Now().GetSeconds() << "}\n";
   Simulator::Destroy();
 }
 

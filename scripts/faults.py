@@ -1,0 +1,141 @@
+"""Failure injection on a running fabric, by the topology's own names.
+
+Works from any root shell next to a running fabric (it acts on the
+switches' interfaces in the root namespace, not through Mininet) and from
+the Mininet CLI with ``sh dcfabric fail ...``:
+
+  hard link failure    carrier down on both ends (ip link set down)
+  silent link failure  carrier stays up, every packet is black-holed in both
+                       directions (tc mirred to the down ifb0): only BFD sees it
+  switch failure       every link of the switch, hard or silent
+and the matching recovery for each. BFD on every switch-to-switch link
+(Open vSwitch's own) is set up here too.
+"""
+import json
+import subprocess
+import time
+
+from topologies.mininet_topo import interface_name
+
+# A root qdisc handle of our own, so recovery removes only what we added.
+BLACKHOLE_HANDLE = 'dcfa:'
+BLACKHOLE_PREF = '7'
+BLACKHOLE_SINK = 'ifb0'
+
+
+class FaultError(RuntimeError):
+    pass
+
+
+def _sh(*cmd, check=True):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise FaultError('%s failed: %s' % (' '.join(cmd), result.stderr.strip()))
+    return result
+
+
+def link_interfaces(model, a, b):
+    """Both interfaces of the cable between a and b (names as the topology has them)."""
+    model.node(a)
+    model.node(b)
+    for port in model.ports(a):
+        peer, peer_port = model.peer(a, port)
+        if peer == b:
+            return [interface_name(model, a, port), interface_name(model, b, peer_port)]
+    neighbours = sorted(model.peer(a, p)[0] for p in model.ports(a))
+    raise FaultError('no link %s-%s; %s links to: %s' % (a, b, a, ' '.join(neighbours)))
+
+
+def switch_links(model, switch):
+    node = model.node(switch)
+    if node.is_host:
+        raise FaultError('%s is a host, not a switch' % switch)
+    return [(switch, model.peer(switch, port)[0]) for port in model.ports(switch)]
+
+
+def _root_qdisc(interface):
+    out = _sh('tc', 'qdisc', 'show', 'dev', interface).stdout
+    for line in out.splitlines():
+        words = line.split()
+        if 'root' in words:
+            return words[2]
+    return None
+
+
+def blackhole(interface):
+    if not _sh('ip', 'link', 'show', BLACKHOLE_SINK, check=False).returncode == 0:
+        raise FaultError('silent failures need the %s device (ifb), which is missing' % BLACKHOLE_SINK)
+    parent = _root_qdisc(interface)
+    if parent in (None, 'noqueue', '0:'):
+        _sh('tc', 'qdisc', 'add', 'dev', interface, 'root', 'handle', BLACKHOLE_HANDLE, 'htb')
+        parent = BLACKHOLE_HANDLE
+    _sh('tc', 'filter', 'add', 'dev', interface, 'parent', parent, 'protocol', 'all', 'pref',
+        BLACKHOLE_PREF, 'u32', 'match', 'u32', '0', '0', 'action', 'mirred', 'egress', 'redirect',
+        'dev', BLACKHOLE_SINK)
+
+
+def unblackhole(interface):
+    parent = _root_qdisc(interface)
+    if parent == BLACKHOLE_HANDLE:
+        _sh('tc', 'qdisc', 'del', 'dev', interface, 'root')
+    elif parent:
+        _sh('tc', 'filter', 'del', 'dev', interface, 'parent', parent, 'pref', BLACKHOLE_PREF,
+            check=False)
+
+
+def fail_link(model, a, b, silent=False):
+    for interface in link_interfaces(model, a, b):
+        if silent:
+            blackhole(interface)
+        else:
+            _sh('ip', 'link', 'set', interface, 'down')
+
+
+def recover_link(model, a, b):
+    """Undo either kind of failure of the link (both are idempotent to undo)."""
+    for interface in link_interfaces(model, a, b):
+        unblackhole(interface)
+        _sh('ip', 'link', 'set', interface, 'up')
+
+
+def fail_switch(model, switch, silent=False):
+    for a, b in switch_links(model, switch):
+        fail_link(model, a, b, silent)
+
+
+def recover_switch(model, switch):
+    for a, b in switch_links(model, switch):
+        recover_link(model, a, b)
+
+
+def enable_bfd(model, interval_ms=100, mult=3):
+    """Open vSwitch BFD on both ends of every switch-to-switch link, one transaction."""
+    cmd = ['ovs-vsctl']
+    for link in model.switch_links():
+        for node, port in ((link.node_a, link.port_a), (link.node_b, link.port_b)):
+            cmd += ['--', 'set', 'interface', interface_name(model, node, port), 'bfd:enable=true',
+                    'bfd:min_tx=%d' % interval_ms, 'bfd:min_rx=%d' % interval_ms, 'bfd:mult=%d' % mult]
+    _sh(*cmd)
+
+
+def bfd_states(model):
+    """{interface: BFD state} for every switch-to-switch interface."""
+    out = _sh('ovs-vsctl', '-f', 'json', '--columns=name,bfd_status', 'list', 'interface').stdout
+    states = {}
+    for name, (_, status) in json.loads(out)['data']:
+        states[name] = dict(status).get('state')
+    wanted = {interface_name(model, n, p) for l in model.switch_links()
+              for n, p in ((l.node_a, l.port_a), (l.node_b, l.port_b))}
+    return {name: state for name, state in states.items() if name in wanted}
+
+
+def wait_bfd_up(model, timeout=30):
+    deadline = time.time() + timeout
+    while True:
+        states = bfd_states(model)
+        down = sorted(name for name, state in states.items() if state != 'up')
+        if not down:
+            return
+        if time.time() > deadline:
+            raise FaultError('BFD not up on %d interfaces after %ds: %s' % (len(down), timeout, down[:8]))
+        time.sleep(0.2)

@@ -1,0 +1,457 @@
+"""LetFlow experiments on ns-3 and the section 4.2 Markov model.
+
+    python -m scripts.letflow.experiment fig1a|weights|elasticity|delta|markov|all
+        [--seeds N] [--jobs J] [--out DIR] [--duration S]
+
+Topologies follow Fig. 1 of the LetFlow paper, scaled to this machine: every
+link rate is divided by 10 (40 Gbps fabric links become 4 Gbps, servers get
+1 Gbps), with 10 us per link; offered loads keep the paper's fractions of
+capacity.  The elasticity experiment (section 4.1) runs at the paper's own
+rates.  Each experiment writes results.json, results.csv and PNG plots under
+--out/<experiment>/ and prints its table.
+"""
+
+import argparse
+import csv
+import json
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from controller.letflow import markov
+from controller.letflow.workloads import poisson_flows, workload
+from scripts.letflow import build
+from scripts.letflow.sim import GRANULARITY, Scenario, SimFlow, run, summarise
+
+SCALE = 0.1                      # link rates relative to the paper
+FABRIC_GBPS = 40 * SCALE
+HOST_GBPS = 10 * SCALE
+HOSTS_PER_LEAF = 16
+DRAIN_S = 3.0                    # simulated time after the last arrival for flows to finish
+FIG3_WEIGHTS = (0.02, 0.1, 0.2, 0.35, 0.5, 0.66, 0.8, 0.95, 0.98)
+FLOW_SCHEMES = ("wcmp", "spray", "letflow")  # per-flow, per-packet, flowlet granularity
+
+
+# ---------------------------------------------------------------- running
+
+def _run_one(scenario: Scenario) -> dict:
+    started = time.monotonic()
+    result = run(scenario)
+    result["summary"] = summarise(result, scenario.stop_s, scenario.labels["source_leaf"])
+    result["cpu_wall_s"] = time.monotonic() - started
+    return result
+
+
+def _lower_priority(niceness: int) -> None:
+    os.nice(niceness)  # other engineers share these two cores
+
+
+def run_all(scenarios, jobs: int, niceness: int):
+    """Runs scenarios over `jobs` processes, printing progress; results come
+    back in the order of `scenarios`."""
+    build.simulator()  # build once, before the workers race to do it
+    results = [None] * len(scenarios)
+    with multiprocessing.Pool(jobs, _lower_priority, (niceness,)) as pool:
+        indexed = pool.imap_unordered(_indexed_run, list(enumerate(scenarios)))
+        for done, (i, result) in enumerate(indexed, 1):
+            results[i] = result
+            s = result["summary"]
+            fct = f"{s['mean_fct_s'] * 1e3:.2f} ms" if s["mean_fct_s"] is not None else "-"
+            print(f"  [{done}/{len(scenarios)}] {_describe(result['labels'])}: mean FCT {fct}, "
+                  f"{s['unfinished']} of {s['flows']} unfinished, {result['cpu_wall_s']:.1f} s",
+                  flush=True)
+    return results
+
+
+def _indexed_run(item):
+    i, scenario = item
+    return i, _run_one(scenario)
+
+
+def _describe(labels: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in labels.items() if k != "source_leaf")
+
+
+def _save(out_dir: Path, name: str, payload: dict, rows) -> Path:
+    target = out_dir / name
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "results.json").write_text(json.dumps(payload, indent=1))
+    if rows:
+        with open(target / "results.csv", "w", newline="") as f:
+            fields = list(dict.fromkeys(k for row in rows for k in row))
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(rows)
+    return target
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+# ---------------------------------------------------------------- topologies
+
+def _fig1b_scenario(args, scheme, weight_s0, seed, delta_us):
+    """Fig. 1b: two leaves, the S1 path at half the capacity of the S0 path,
+    leaf L0 sending to L1 at 93% (112 of 120 Gbps in the paper) of the total."""
+    links = {(0, 0): 2 * FABRIC_GBPS, (1, 0): 2 * FABRIC_GBPS,
+             (0, 1): FABRIC_GBPS, (1, 1): FABRIC_GBPS}
+    capacity_bps = 3 * FABRIC_GBPS * 1e9
+    rng = np.random.default_rng(seed)
+    flows = [SimFlow(0, f.src_host, 1, f.dst_host, f.start_s, f.bytes)
+             for f in poisson_flows(workload(args.workload), args.load * capacity_bps,
+                                    args.duration, HOSTS_PER_LEAF, HOSTS_PER_LEAF, rng)]
+    return Scenario(leaves=2, spines=2, links_gbps=links, flows=flows,
+                    stop_s=args.duration + DRAIN_S, scheme=scheme,
+                    spine_weights=[weight_s0, 1 - weight_s0], seed=seed,
+                    flowlet_timeout_us=delta_us, hosts_per_leaf=HOSTS_PER_LEAF,
+                    host_rate_gbps=HOST_GBPS,
+                    labels={"scheme": scheme, "weight_s0": weight_s0, "seed": seed,
+                            "delta_us": delta_us, "source_leaf": 0})
+
+
+def _fig1a_scenario(args, scheme, weights, weight_name, seed):
+    """Fig. 1a: leaves L0, L1, L2 under spines S0, S1 with the L0-S1 link failed;
+    L0->L2 at 20 and L1->L2 at 48 (of 40 Gbps links) in the paper, scaled."""
+    links = {(0, 0): FABRIC_GBPS, (1, 0): FABRIC_GBPS, (1, 1): FABRIC_GBPS,
+             (2, 0): FABRIC_GBPS, (2, 1): FABRIC_GBPS}
+    rng = np.random.default_rng(seed)
+    cdf = workload(args.workload)
+    flows = []
+    for src_leaf, paper_gbps in ((0, 20), (1, 48)):
+        for f in poisson_flows(cdf, paper_gbps * SCALE * 1e9 * args.load_scale, args.duration,
+                               HOSTS_PER_LEAF, HOSTS_PER_LEAF, rng):
+            flows.append(SimFlow(src_leaf, f.src_host, 2, f.dst_host, f.start_s, f.bytes))
+    flows.sort(key=lambda f: f.start_s)
+    return Scenario(leaves=3, spines=2, links_gbps=links, flows=flows,
+                    stop_s=args.duration + DRAIN_S, scheme=scheme, spine_weights=weights,
+                    seed=seed, flowlet_timeout_us=args.delta_us, hosts_per_leaf=HOSTS_PER_LEAF,
+                    host_rate_gbps=HOST_GBPS,
+                    labels={"scheme": scheme, "weights": weight_name, "seed": seed,
+                            "source_leaf": 1})
+
+
+def _mean_over_seeds(results, key_fields):
+    """{key: mean of summary mean_fct_s over seeds}."""
+    groups = {}
+    for r in results:
+        key = tuple(r["labels"][k] for k in key_fields)
+        groups.setdefault(key, []).append(r["summary"]["mean_fct_s"])
+    return {k: float(np.mean(v)) for k, v in groups.items()}
+
+
+# ---------------------------------------------------------------- experiments
+
+def exp_fig1a(args):
+    """Fig. 2 of the paper on the Fig. 1a topology: equal weights and S1 weighted
+    2.4:1, per-flow / per-packet / flowlet; FCT normalised to the best run
+    (the paper normalises to CONGA, which dcfabric does not implement)."""
+    settings = {"equal": [1.0, 1.0], "s1x2.4": [1.0, 2.4]}
+    scenarios = [_fig1a_scenario(args, scheme, w, name, seed)
+                 for name, w in settings.items() for scheme in args.schemes
+                 for seed in range(1, args.seeds + 1)]
+    results = run_all(scenarios, args.jobs, args.nice)
+    means = _mean_over_seeds(results, ("weights", "scheme"))
+    best = min(means.values())
+    rows = [{"weights": w, "scheme": s, "granularity": GRANULARITY[s], "mean_fct_ms": m * 1e3,
+             "normalised": m / best} for (w, s), m in means.items()]
+    _print_rows("Fig 1a (paper Fig 2): mean FCT normalised to the best", rows)
+    target = _save(args.out, "fig1a", {"runs": results, "rows": rows}, rows)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for i, scheme in enumerate(args.schemes):
+        vals = [means[(w, scheme)] / best for w in settings]
+        ax.bar(np.arange(len(settings)) + (i - 1) * 0.27, vals, 0.27, label=GRANULARITY[scheme])
+    ax.set_xticks(range(len(settings)), ["equal weights", "S1 weight 2.4x"])
+    ax.set_ylabel("mean FCT / best")
+    ax.legend()
+    ax.set_title("Fig. 1a topology (L0-S1 failed)")
+    fig.tight_layout()
+    fig.savefig(target / "fig1a_fct.png", dpi=120)
+    return rows
+
+
+def exp_weights(args):
+    """Figs. 3 and 4: sweep the S0 weight on the Fig. 1b topology (two leaves,
+    S1 path at half the capacity of S0, load 93%)."""
+    scenarios = [_fig1b_scenario(args, scheme, w, seed, args.delta_us)
+                 for w in FIG3_WEIGHTS for scheme in args.schemes
+                 for seed in range(1, args.seeds + 1)]
+    results = run_all(scenarios, args.jobs, args.nice)
+    means = _mean_over_seeds(results, ("weight_s0", "scheme"))
+    best = min(means.values())
+    rows = []
+    for w in FIG3_WEIGHTS:
+        for scheme in args.schemes:
+            row = {"weight_s0": w, "scheme": scheme, "granularity": GRANULARITY[scheme],
+                   "mean_fct_ms": means[(w, scheme)] * 1e3,
+                   "normalised": means[(w, scheme)] / best}
+            if scheme == "letflow":  # Fig. 4: flowlet sizes and traffic share per path
+                runs = [r for r in results
+                        if r["labels"]["weight_s0"] == w and r["labels"]["scheme"] == scheme]
+                for spine in (0, 1):
+                    data = sum(r["summary"]["per_spine"].get(spine, {}).get("data_bytes", 0)
+                               for r in runs)
+                    lets = sum(r["summary"]["per_spine"].get(spine, {}).get("flowlets", 0)
+                               for r in runs)
+                    row[f"s{spine}_mean_flowlet_kb"] = data / lets / 1e3 if lets else None
+                    row[f"s{spine}_bytes"] = data
+                total = row["s0_bytes"] + row["s1_bytes"]
+                row["s0_traffic_share"] = row["s0_bytes"] / total if total else None
+            rows.append(row)
+    _print_rows("Fig 3/4: weight sweep on Fig 1b (FCT normalised to the best)", rows)
+    target = _save(args.out, "weights", {"runs": results, "rows": rows}, rows)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for scheme in args.schemes:
+        ax.plot([100 * w for w in FIG3_WEIGHTS],
+                [means[(w, scheme)] / best for w in FIG3_WEIGHTS], "o-",
+                label=GRANULARITY[scheme])
+    ax.set_yscale("log")
+    ax.set_xlabel("probability of the S0 path (%)")
+    ax.set_ylabel("mean FCT / best")
+    ax.axvline(66, color="grey", ls=":")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(target / "fig3_weight_sweep.png", dpi=120)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    flowlet_rows = [r for r in rows if r["scheme"] == "letflow"]
+    for spine in (0, 1):
+        ax.plot([100 * r["weight_s0"] for r in flowlet_rows],
+                [r[f"s{spine}_mean_flowlet_kb"] or np.nan for r in flowlet_rows], "o-",
+                label=f"S{spine} path")
+    ax.set_yscale("log")
+    ax.set_xlabel("probability of the S0 path (%)")
+    ax.set_ylabel("mean flowlet size (KB)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(target / "fig4_flowlet_sizes.png", dpi=120)
+    return rows
+
+
+def exp_delta(args):
+    """LetFlow (equal weights) on Fig. 1b with the flowlet timeout swept as a
+    multiple of the base RTT, beside per-flow ECMP."""
+    probe = _fig1b_scenario(args, "letflow", 0.5, 1, args.delta_us)
+    rtt = probe.base_rtt_us()
+    multiples = (0.5, 1, 2, 5, 10, 50, 200)
+    scenarios = [_fig1b_scenario(args, "letflow", 0.5, seed, m * rtt)
+                 for m in multiples for seed in range(1, args.seeds + 1)]
+    scenarios += [_fig1b_scenario(args, "ecmp", 0.5, seed, args.delta_us)
+                  for seed in range(1, args.seeds + 1)]
+    results = run_all(scenarios, args.jobs, args.nice)
+    means = _mean_over_seeds(results, ("scheme", "delta_us"))
+    ecmp = np.mean([v for (s, _), v in means.items() if s == "ecmp"])
+    rows = [{"delta_over_rtt": m, "delta_us": m * rtt,
+             "mean_fct_ms": means[("letflow", m * rtt)] * 1e3,
+             "relative_to_ecmp": means[("letflow", m * rtt)] / ecmp} for m in multiples]
+    _print_rows(f"Delta sweep (base RTT {rtt:.0f} us; ECMP mean FCT {ecmp * 1e3:.2f} ms)", rows)
+    target = _save(args.out, "delta", {"runs": results, "rows": rows, "base_rtt_us": rtt,
+                                       "ecmp_mean_fct_ms": ecmp * 1e3}, rows)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(multiples, [r["mean_fct_ms"] for r in rows], "o-", label="LetFlow")
+    ax.axhline(ecmp * 1e3, color="grey", ls="--", label="per-flow ECMP")
+    ax.set_xscale("log")
+    ax.set_xlabel(f"flowlet timeout / base RTT ({rtt:.0f} us)")
+    ax.set_ylabel("mean FCT (ms)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(target / "delta_sweep.png", dpi=120)
+    return rows
+
+
+def exp_elasticity(args):
+    """Section 4.1 / Fig. 5: 25 long-lived flows over a 40 and a 10 Gbps path,
+    window 256 KB, Delta 200 us, base RTT ~50 us, buffers too large to drop."""
+    flows = 25
+    rng = np.random.default_rng(args.seed_base)
+    scenarios = []
+    for seed in range(1, args.seeds + 1):
+        starts = rng.uniform(0, 1e-3, flows)
+        scenarios.append(Scenario(
+            leaves=2, spines=2, links_gbps={(0, 0): 40, (1, 0): 40, (0, 1): 10, (1, 1): 10},
+            flows=[SimFlow(0, i, 1, i, float(starts[i]), 0) for i in range(flows)],
+            stop_s=args.elastic_s, scheme="letflow", seed=seed, flowlet_timeout_us=200,
+            hosts_per_leaf=flows, host_rate_gbps=10, link_delay_us=5.5, queue_packets=100000,
+            tcp_window_bytes=256 * 1024, sample_interval_us=500,
+            labels={"scheme": "letflow", "seed": seed, "source_leaf": 0}))
+    results = run_all(scenarios, args.jobs, args.nice)
+    rows = []
+    for r in results:
+        series = r["flows_per_spine"]
+        tail = [p for p in series if p[0] >= series[-1][0] / 2]
+        rows.append({"seed": r["labels"]["seed"], "base_rtt_us": r["base_rtt_us"],
+                     "final_s0_flows": series[-1][1], "final_s1_flows": series[-1][2],
+                     "mean_s0_flows_second_half": float(np.mean([p[1] for p in tail])),
+                     "last_change_ms": _last_change_ms(series)})
+    _print_rows("Elasticity (paper Fig 5: settles at 20 on 40G / 5 on 10G within ~30 ms)", rows)
+    target = _save(args.out, "elasticity", {"runs": results, "rows": rows}, rows)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for r in results:
+        s = np.array(r["flows_per_spine"])
+        ax.step(s[:, 0] * 1e3, s[:, 1], where="post", color="C0", alpha=0.7)
+        ax.step(s[:, 0] * 1e3, s[:, 2], where="post", color="C1", alpha=0.7)
+    ax.plot([], [], color="C0", label="40 Gbps path")
+    ax.plot([], [], color="C1", label="10 Gbps path")
+    ax.axhline(20, color="C0", ls=":")
+    ax.axhline(5, color="C1", ls=":")
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("flows on path")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(target / "fig5_elasticity.png", dpi=120)
+    return rows
+
+
+def _last_change_ms(series):
+    last = series[0][0]
+    for before, after in zip(series, series[1:]):
+        if before[1:] != after[1:]:
+            last = after[0]
+    return last * 1e3
+
+
+def exp_markov(args):
+    """Fig. 7 (distribution of n1 after the given steps from (50, 50)) and a
+    Fig. 8-style sweep of the Delta range that balances versus mean flow rate."""
+    steps = int(args.markov_steps)
+    fig7 = {}
+    rows = []
+    for delta_us in (30, 50, 300, 500, 900):
+        model = markov.TwoPathModel(100, 40e9, 10e9, delta_us * 1e-6)
+        dist = model.distribution_after(steps, 50)
+        fig7[delta_us] = dist.tolist()
+        rows.append({"figure": "7", "delta_us": delta_us, "mode_n1": int(dist.argmax()),
+                     "mean_n1": float(dist @ np.arange(101)),
+                     "mass_within_5_of_80": markov.mass_near_ideal(model, dist, 0.05)})
+    _print_rows(f"Markov Fig 7: n=100, 40/10 Gbps, {markov.DEFAULT_PACKET_BYTES} B packets, "
+                f"{steps:.0e} steps from (50,50), ideal n1=80", rows)
+    deltas = np.logspace(np.log10(10e-6), np.log10(50e-3), 49)
+    sweep = []
+    for c1 in (20e9, 40e9):
+        for n in (6, 10, 15, 20, 30, 50, 75, 100, 150, 200):
+            lo, hi = markov.balancing_delta_range(n, c1, 10e9, deltas, steps, args.burst)
+            sweep.append({"paths_gbps": f"{c1 / 1e9:.0f}/10", "flows": n,
+                          "mean_flow_rate_gbps": (c1 + 10e9) / n / 1e9,
+                          "delta_min_us": lo * 1e6 if lo else None,
+                          "delta_max_us": hi * 1e6 if hi else None})
+    _print_rows(f"Markov Fig 8-style sweep: burst b={args.burst}, {steps:.0e} steps from an even "
+                f"split, 'balanced' = >=80% of mass within 5% of n of the ideal split", sweep)
+    target = _save(args.out, "markov", {"steps": steps, "packet_bytes": markov.DEFAULT_PACKET_BYTES,
+                                        "burst_fig8": args.burst, "fig7": fig7, "fig7_rows": rows,
+                                        "fig8": sweep}, rows + sweep)
+    plt = _plt()
+    fig, axes = plt.subplots(1, 5, figsize=(13, 2.8), sharey=True)
+    for ax, (delta_us, dist) in zip(axes, fig7.items()):
+        ax.bar(range(101), dist, width=1)
+        ax.axvline(80, color="red", ls=":")
+        ax.set_title(f"Δ = {delta_us} µs")
+        ax.set_xlabel("flows on path 1 (n1)")
+    axes[0].set_ylabel("probability")
+    fig.tight_layout()
+    fig.savefig(target / "fig7_markov.png", dpi=120)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for i, case in enumerate(("20/10", "40/10")):
+        pts = [r for r in sweep if r["paths_gbps"] == case and r["delta_min_us"]]
+        x = [r["mean_flow_rate_gbps"] for r in pts]
+        ax.plot(x, [r["delta_min_us"] for r in pts], "v-", color=f"C{i}", label=f"{case} Δmin")
+        ax.plot(x, [r["delta_max_us"] for r in pts], "^--", color=f"C{i}", label=f"{case} Δmax")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("mean flow rate (C1+C2)/n (Gbps)")
+    ax.set_ylabel("flowlet timeout Δ (µs)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(target / "fig8_delta_range.png", dpi=120)
+    return rows + sweep
+
+
+def _print_rows(title, rows):
+    print(f"\n{title}")
+    if not rows:
+        return
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    print("  " + "  ".join(f"{k:>14}" for k in keys))
+    for r in rows:
+        cells = []
+        for k in keys:
+            v = r.get(k)
+            cells.append(f"{v:>14.4g}" if isinstance(v, float) else f"{str(v):>14}")
+        print("  " + "  ".join(cells))
+    sys.stdout.flush()
+
+
+EXPERIMENTS = {"fig1a": exp_fig1a, "weights": exp_weights,
+               "elasticity": exp_elasticity, "delta": exp_delta, "markov": exp_markov}
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
+    p.add_argument("--seeds", type=int, default=2, help="independent runs per point")
+    p.add_argument("--seed-base", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                   help="simulations run in parallel")
+    p.add_argument("--nice", type=int, default=10, help="niceness of the simulation workers")
+    p.add_argument("--out", type=Path, default=Path("results/letflow"))
+    p.add_argument("--workload", default="web-search", help="web-search or data-mining")
+    p.add_argument("--duration", type=float, default=0.2,
+                   help="seconds of Poisson flow arrivals per run")
+    p.add_argument("--load", type=float, default=0.93,
+                   help="Fig 1b offered load as a fraction of the 3-link capacity")
+    p.add_argument("--load-scale", type=float, default=1.0,
+                   help="Fig 1a: multiplies the paper's 20 and 48 Gbps demands")
+    p.add_argument("--delta-us", type=float, default=500, help="flowlet timeout (us)")
+    p.add_argument("--schemes", type=lambda text: tuple(text.split(",")), default=FLOW_SCHEMES,
+                   help="fig1a/weights: comma-separated subset of " + ",".join(FLOW_SCHEMES))
+    p.add_argument("--elastic-s", type=float, default=0.1, help="elasticity run length (s)")
+    p.add_argument("--markov-steps", type=float, default=1e11)
+    p.add_argument("--burst", type=float, default=10, help="Fig 8 burst size b (packets)")
+    args = p.parse_args(argv)
+    problems = []
+    if args.seeds < 1:
+        problems.append("--seeds must be at least 1")
+    if args.jobs < 1:
+        problems.append("--jobs must be at least 1")
+    for name in ("duration", "load", "load_scale", "delta_us", "elastic_s", "markov_steps"):
+        if getattr(args, name) <= 0:
+            problems.append(f"--{name.replace('_', '-')} must be positive")
+    unknown = [s for s in args.schemes if s not in FLOW_SCHEMES]
+    if unknown or not args.schemes:
+        problems.append(f"--schemes must name some of {','.join(FLOW_SCHEMES)}, got {unknown}")
+    if args.burst < 1:
+        problems.append("--burst must be at least 1")
+    try:
+        workload(args.workload)
+    except ValueError as error:
+        problems.append(str(error))
+    if problems:
+        p.error("; ".join(problems))
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
+    try:
+        for name in names:
+            print(f"== {name}: {EXPERIMENTS[name].__doc__.splitlines()[0]}", flush=True)
+            EXPERIMENTS[name](args)
+            print(f"   outputs in {args.out / name}", flush=True)
+    except build.BuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Failures in a running k=4 fat-tree with BFD: each class, hard and silent,
+keeps every pair reachable while it lasts, and recovery restores every
+switch's original flow table and groups. One fabric for the module."""
+import subprocess
+import time
+
+import pytest
+
+from scripts import faults, traffic
+from scripts.fabric import Fabric
+from tests.conftest import free_port
+from topologies.fattree import FatTree
+
+pytestmark = pytest.mark.emulation
+
+CASES = [('link', 'e1_0', 'a1_2'), ('link', 'a1_3', 'c2_2'), ('switch', 'a2_2'), ('switch', 'c1_1')]
+
+
+@pytest.fixture(scope='module')
+def k4(require_ovs):
+    topo = FatTree(4)
+    with Fabric(topo, 'controller.fattree_app', {'k': 4}, ofp_port=free_port(),
+                rest_port=free_port(), bfd_ms=100) as fabric:
+        traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
+        yield topo, fabric
+
+
+def state(topo):
+    dump = {}
+    for switch in topo.switches:
+        flows = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', switch.name],
+                               capture_output=True, text=True, check=True).stdout
+        groups = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', 'dump-groups', switch.name],
+                                capture_output=True, text=True, check=True).stdout
+        dump[switch.name] = (sorted(l.strip() for l in flows.splitlines() if 'priority' in l),
+                             sorted(l.strip() for l in groups.splitlines() if 'group_id' in l))
+    return dump
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.time() + timeout
+    while not predicate():
+        assert time.time() < deadline, what
+        time.sleep(0.2)
+
+
+def inject(topo, case, silent):
+    if case[0] == 'link':
+        faults.fail_link(topo, case[1], case[2], silent)
+    else:
+        faults.fail_switch(topo, case[1], silent)
+
+
+def recover(topo, case):
+    if case[0] == 'link':
+        faults.recover_link(topo, case[1], case[2])
+    else:
+        faults.recover_switch(topo, case[1])
+
+
+@pytest.mark.parametrize('silent', [False, True], ids=['hard', 'silent'])
+@pytest.mark.parametrize('case', CASES, ids=['-'.join(c[1:]) for c in CASES])
+def test_failure_keeps_pairs_reachable_and_recovery_restores_tables(k4, case, silent):
+    topo, fabric = k4
+    before = state(topo)
+    hosts = [h.name for h in topo.hosts]
+    inject(topo, case, silent)
+    try:
+        # the controller learns of it (BFD ~300 ms for a silent failure) and pushes changes
+        wait_for(lambda: state(topo) != before, 5, 'no routing change after the failure')
+        time.sleep(0.3)
+        results = traffic.reachability(fabric.net, hosts, retries=1)
+        assert all(results.values()), [p for p, ok in results.items() if not ok]
+    finally:
+        recover(topo, case)
+    faults.wait_bfd_up(topo)
+    wait_for(lambda: state(topo) == before, 10, 'tables not restored after recovery')
+
+
+def test_bfd_runs_on_every_switch_link(k4):
+    topo, _ = k4
+    states = faults.bfd_states(topo)
+    assert len(states) == 2 * len(topo.switch_links()) == 64
+    assert set(states.values()) == {'up'}
+
+
+def test_bad_names_list_what_exists(k4):
+    topo, _ = k4
+    with pytest.raises(faults.FaultError, match='e0_0 links to: a0_2 a0_3 h0_0_2 h0_0_3'):
+        faults.fail_link(topo, 'e0_0', 'c1_1')
+    with pytest.raises(KeyError, match="unknown node 'zz'"):
+        faults.fail_switch(topo, 'zz')
