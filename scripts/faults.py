@@ -41,7 +41,12 @@ def link_interfaces(model, a, b):
     for port in model.ports(a):
         peer, peer_port = model.peer(a, port)
         if peer == b:
-            return [interface_name(model, a, port), interface_name(model, b, peer_port)]
+            interfaces = [interface_name(model, a, port), interface_name(model, b, peer_port)]
+            for interface in interfaces:
+                if _sh('ip', 'link', 'show', interface, check=False).returncode != 0:
+                    raise FaultError('interface %s does not exist: is a %s running?'
+                                     % (interface, model.name))
+            return interfaces
     neighbours = sorted(model.peer(a, p)[0] for p in model.ports(a))
     raise FaultError('no link %s-%s; %s links to: %s' % (a, b, a, ' '.join(neighbours)))
 
@@ -106,6 +111,22 @@ def fail_switch(model, switch, silent=False):
 def recover_switch(model, switch):
     for a, b in switch_links(model, switch):
         recover_link(model, a, b)
+
+
+def fail(model, element, silent=False):
+    """Fail ``('link', a, b)`` or ``('switch', s)``."""
+    if element[0] == 'link':
+        fail_link(model, element[1], element[2], silent)
+    else:
+        fail_switch(model, element[1], silent)
+
+
+def recover(model, element):
+    """Recover ``('link', a, b)`` or ``('switch', s)``."""
+    if element[0] == 'link':
+        recover_link(model, element[1], element[2])
+    else:
+        recover_switch(model, element[1])
 
 
 def enable_bfd(model, interval_ms=100, mult=3):

@@ -34,20 +34,6 @@ SCENARIOS = [
 ]
 
 
-def inject(topo, element, silent):
-    if element[0] == 'link':
-        faults.fail_link(topo, element[1], element[2], silent)
-    else:
-        faults.fail_switch(topo, element[1], silent)
-
-
-def recover(topo, element):
-    if element[0] == 'link':
-        faults.recover_link(topo, element[1], element[2])
-    else:
-        faults.recover_switch(topo, element[1])
-
-
 def probe_cmd(*args):
     return [sys.executable, '-m', 'scripts.probe'] + [str(a) for a in args]
 
@@ -66,10 +52,10 @@ def run_scenario(fabric, topo, element, a, b, silent):
     try:
         time.sleep(max(0, start + FAIL_AT - time.time()))
         failed_at = time.time()
-        inject(topo, element, silent)
+        faults.fail(topo, element, silent)
         time.sleep(max(0, start + RECOVER_AT - time.time()))
         recovered_at = time.time()
-        recover(topo, element)
+        faults.recover(topo, element)
         for sender in senders:
             sender.wait()
         results = {}
@@ -85,7 +71,7 @@ def run_scenario(fabric, topo, element, a, b, silent):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        recover(topo, element)
+        faults.recover(topo, element)
         faults.wait_bfd_up(topo)
 
 

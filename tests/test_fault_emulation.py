@@ -44,27 +44,13 @@ def wait_for(predicate, timeout, what):
         time.sleep(0.2)
 
 
-def inject(topo, case, silent):
-    if case[0] == 'link':
-        faults.fail_link(topo, case[1], case[2], silent)
-    else:
-        faults.fail_switch(topo, case[1], silent)
-
-
-def recover(topo, case):
-    if case[0] == 'link':
-        faults.recover_link(topo, case[1], case[2])
-    else:
-        faults.recover_switch(topo, case[1])
-
-
 @pytest.mark.parametrize('silent', [False, True], ids=['hard', 'silent'])
 @pytest.mark.parametrize('case', CASES, ids=['-'.join(c[1:]) for c in CASES])
 def test_failure_keeps_pairs_reachable_and_recovery_restores_tables(k4, case, silent):
     topo, fabric = k4
     before = state(topo)
     hosts = [h.name for h in topo.hosts]
-    inject(topo, case, silent)
+    faults.fail(topo, case, silent)
     try:
         # the controller learns of it (BFD ~300 ms for a silent failure) and pushes changes
         wait_for(lambda: state(topo) != before, 5, 'no routing change after the failure')
@@ -72,7 +58,7 @@ def test_failure_keeps_pairs_reachable_and_recovery_restores_tables(k4, case, si
         results = traffic.reachability(fabric.net, hosts, retries=1)
         assert all(results.values()), [p for p, ok in results.items() if not ok]
     finally:
-        recover(topo, case)
+        faults.recover(topo, case)
     faults.wait_bfd_up(topo)
     wait_for(lambda: state(topo) == before, 10, 'tables not restored after recovery')
 
