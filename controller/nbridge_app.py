@@ -20,7 +20,7 @@ from ryu.lib import hub
 
 from controller import ofp
 from controller.fabric_app import FabricApp
-from controller.nbridge_routing import NBridgeRouting, ShieldError
+from controller.nbridge_routing import NBridgeRouting, ShieldError, safe_order
 from topologies.nbridge import NBridge, format_coords
 
 APP_KEY = 'nbridge_app'
@@ -51,10 +51,8 @@ class NBridgeApp(FabricApp):
             datapath = self.datapaths.get(name)
             if datapath is None:
                 continue
-            for rule in removed:
-                datapath.send_msg(ofp.flow_delete_strict(datapath, rule))
-            for rule in added:
-                datapath.send_msg(ofp.flow_add(datapath, rule))
+            for kind, rule in safe_order(removed, added):
+                datapath.send_msg((ofp.flow_add if kind == 'add' else ofp.flow_delete_strict)(datapath, rule))
         unconfirmed = [name for name, done in self._confirm(
             [(name, self.datapaths[name]) for name in changes if name in self.datapaths]) if not done]
         if unconfirmed:

@@ -120,6 +120,7 @@ def root_rules(topo, dim, line, shielded=None):
         leaf = topo.leaf_on_line(line, dim, v)
         network, length = topo.prefix(leaf, dim)
         match = (IP, _dst(network, length))
+        # In dimension 0 the prefix is the shielded leaf's own: no transit traffic to move.
         if leaf != shielded or dim == 0:
             rules.append(FlowRule(TABLE_PREFIX, _priority(length), match, (DEC_TTL, output(ofport(v)))))
             continue
@@ -150,6 +151,15 @@ def rule_changes(old, new):
     removed = [r for k, r in old_by_key.items() if k not in new_by_key]
     added = [r for k, r in new_by_key.items() if old_by_key.get(k) != r]
     return removed, added
+
+
+def safe_order(removed, added):
+    """[('add'|'delete', rule)] applying a change without a moment in which a
+    packet meets a half-changed switch: adds first, most specific (highest
+    priority) first, so a redirect never precedes its U-turn entry; deletes
+    last, when what replaces them is in place."""
+    return ([('add', r) for r in sorted(added, key=lambda r: -r.priority)]
+            + [('delete', r) for r in removed])
 
 
 def _match_terms(rule):

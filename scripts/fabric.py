@@ -58,6 +58,15 @@ def _terminate_on_sigterm():
     signal.signal(signal.SIGTERM, handler)
 
 
+class ListeningController(RemoteController):
+    """The controller is started and awaited by Controller.start; Mininet's
+    own check telnets to it and decodes OpenFlow's binary HELLO as text,
+    which fails at random (UnicodeDecodeError)."""
+
+    def checkListening(self):
+        pass
+
+
 class Controller:
     """A dcfabric controller (python -m controller.manager) as a subprocess."""
 
@@ -96,13 +105,17 @@ class Controller:
             return ''
 
     def stop(self):
-        if self.process and self.process.poll() is None:
+        """Stop the controller; its log is kept only if it had died by itself."""
+        crashed = self.process is not None and self.process.poll() is not None
+        if self.process and not crashed:
             self.process.terminate()
             try:
                 self.process.wait(10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if not crashed and os.path.exists(self.log_path):
+            os.unlink(self.log_path)
 
 
 class Fabric:
@@ -138,7 +151,7 @@ class Fabric:
             topo = ModelTopo(self.model, link_opts=link_opts)
             self.net = Mininet(topo=topo, switch=UserOVSSwitch, link=link_class, build=False,
                                controller=None, autoSetMacs=False, autoStaticArp=False)
-            self.net.addController(RemoteController('c0', ip='127.0.0.1', port=self.ofp_port))
+            self.net.addController(ListeningController('c0', ip='127.0.0.1', port=self.ofp_port))
             progress('building %s: %d switches, %d hosts, %d links'
                      % (self.model.name, len(self.model.switches), len(self.model.hosts),
                         len(self.model.links)))

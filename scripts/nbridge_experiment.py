@@ -17,6 +17,7 @@ shield against what the model predicts, and their one-way latency.
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -70,19 +71,40 @@ def set_links(net, topo, leaf, status):
         net.configLinkStatus(leaf, peer, status)
 
 
-def phase_stats(blocks, phases, crossing, settle_s=1.0):
-    """Per phase: pairs that failed, and hops/latency of crossing vs other
-    pairs. Hops and latency count blocks sent ``settle_s`` after the phase
-    began (OVS revalidates its cached flows asynchronously, so a few blocks
-    right after a change still take the old path); ``transition_hops`` and
-    ``settled_after_s`` show that transition."""
+def outage_pairs(blocks, outage_blocks):
+    """Pairs that lost ``outage_blocks`` or more consecutive blocks: a broken
+    path. Shorter runs happen here without one: the userspace OVS daemon is
+    one process for every bridge on the machine and, busy (other fabrics,
+    or reconfiguring when a powered-off leaf's ports go down), drops
+    datagrams of every pair for up to about a second."""
+    by_pair = {}
+    for b in sorted(blocks, key=lambda b: b['block']):
+        by_pair.setdefault((b['src'], b['dst']), []).append(b['ok'])
+    failed = []
+    for pair, oks in sorted(by_pair.items()):
+        streak = longest = 0
+        for ok in oks:
+            streak = 0 if ok else streak + 1
+            longest = max(longest, streak)
+        if longest >= outage_blocks:
+            failed.append(list(pair))
+    return failed
+
+
+def phase_stats(blocks, phases, crossing, period, settle_s=1.0, outage_s=2.0):
+    """Per phase: lost blocks, pairs with any loss, failed pairs (an outage
+    of ``outage_s`` seconds and at least three consecutive blocks), and loss/hops/latency of crossing
+    vs other pairs. Hops and latency count blocks sent ``settle_s`` after the
+    phase began (OVS revalidates its cached flows asynchronously, so a few
+    blocks right after a change may still take the old path);
+    ``transition_hops`` and ``settled_after_s`` show that transition."""
     result = {}
     for index, (phase, begin) in enumerate(phases):
         end = phases[index + 1][1] if index + 1 < len(phases) else float('inf')
         mine = [b for b in blocks if begin <= b['sent'] < end]
-        failed = sorted({(b['src'], b['dst']) for b in mine if not b['ok']})
-        stats = {'blocks': len(mine), 'failed_blocks': sum(not b['ok'] for b in mine),
-                 'failed_pairs': [list(p) for p in failed]}
+        stats = {'blocks': len(mine), 'lost_blocks': sum(not b['ok'] for b in mine),
+                 'pairs_with_loss': len({(b['src'], b['dst']) for b in mine if not b['ok']}),
+                 'failed_pairs': outage_pairs(mine, max(3, math.ceil(outage_s / period)))}
         for group, members in (('crossing', [b for b in mine if (b['src'], b['dst']) in crossing]),
                                ('other', [b for b in mine if (b['src'], b['dst']) not in crossing])):
             ok = [b for b in members if b['ok']]
@@ -91,6 +113,7 @@ def phase_stats(blocks, phases, crossing, settle_s=1.0):
             odd = [b['sent'] - begin for b in ok if 64 - b['ttl'] not in hops]
             latency = [b['lat_us'] for b in settled]
             stats[group] = {'pairs': len({(b['src'], b['dst']) for b in members}), 'hops': hops,
+                            'lost_blocks': len(members) - len(ok),
                             'transition_hops': sorted({64 - b['ttl'] for b in ok} - set(hops)),
                             'settled_after_s': round(max(odd), 2) if odd else 0.0,
                             'mean_hops': round(statistics.mean(64 - b['ttl'] for b in settled), 2)
@@ -121,18 +144,20 @@ def run_phases(fabric, topo, target, phase_s=5.0, period=0.2, size=1000, rest_po
                 ('off', lambda: set_links(fabric.net, topo, leaf, 'down')),
                 ('on', lambda: set_links(fabric.net, topo, leaf, 'up')),
                 ('renewed', lambda: config_err_board(target, 'renew', rest_port))):
+            phases.append((phase, time.time()))  # the transition belongs to the new phase
             answer = action()
-            phases.append((phase, time.time()))
             log('--- %s%s' % (phase, ': %s' % json.dumps(answer['changed']) if answer else ''))
             alltoall.pump(phase_s)
+        alltoall.pump(alltoall.deadline)  # the last blocks' deadline: they count
     finally:
         alltoall.stop()
     return {'fabric': topo.name, 'target': format_coords(target), 'nodes': len(nodes),
             'pairs': len(nodes) * (len(nodes) - 1), 'crossing_pairs': len(crossing),
             'predicted_hops_normal_shielded': sorted({hops for hops in crossing.values()}),
             'reachable_s': round(reach_s, 1), 'phase_s': phase_s, 'period_s': period, 'block_bytes': size,
-            'phases': phase_stats(alltoall.blocks, phases, crossing),
-            'failures': [[round(at, 2), s, d] for at, s, d, _ in alltoall.failures]}
+            'phases': phase_stats(alltoall.blocks, phases, crossing, period),
+            'lost': {'%s->%s' % pair: times for pair, times in sorted(alltoall.summary().items())},
+            'late_blocks': len(alltoall.late)}
 
 
 def run_experiment(shape=(4, 3), q=1, hosts_per_leaf=1, target=None, phase_s=5.0, period=0.2, size=1000,
@@ -156,26 +181,37 @@ def print_report(result, out=print):
     out('\n%s, target %s: %d nodes, %d pairs, %d cross the target; model hops (normal, shielded): %s'
         % (result['fabric'], result['target'], result['nodes'], result['pairs'], result['crossing_pairs'],
            result['predicted_hops_normal_shielded']))
-    out('%-9s %7s %13s %12s %16s %18s %12s' % ('phase', 'blocks', 'failed pairs', 'cross hops',
-                                                'cross lat (us)', 'other hops', 'other lat'))
+    out('%-9s %7s %11s %10s %7s %10s %14s %10s %12s' % (
+        'phase', 'blocks', 'lost(cross)', 'lossy prs', 'FAILED', 'cross hops', 'cross lat us', 'other hops',
+        'other lat us'))
     for phase, s in result['phases'].items():
-        out('%-9s %7d %13d %12s %16s %18s %12s' % (
-            phase, s['blocks'], len(s['failed_pairs']), s['crossing']['hops'], s['crossing']['median_latency_us'],
-            s['other']['hops'], s['other']['median_latency_us']))
+        out('%-9s %7d %11s %10d %7d %10s %14s %10s %12s' % (
+            phase, s['blocks'], '%d(%d)' % (s['lost_blocks'], s['crossing']['lost_blocks']),
+            s['pairs_with_loss'], len(s['failed_pairs']),
+            ','.join(map(str, s['crossing']['hops'])), s['crossing']['median_latency_us'],
+            ','.join(map(str, s['other']['hops'])), s['other']['median_latency_us']))
+    out('FAILED = pairs that lost every block for 2 s (and 3 blocks) or more: a broken path; lost = blocks that '
+        'missed the deadline, (cross) of them on pairs crossing the target; hops = 64 - TTL at the '
+        'receiver; latency = median one-way')
+    lost = result['lost']
+    out('pairs that lost blocks (seconds since the AlltoAll began): %s' % (
+        '; '.join('%s at %s' % (pair, ','.join('%g' % t for t in times[:8]) + (' ...' if len(times) > 8 else ''))
+                  for pair, times in list(lost.items())[:20]) + (' ... (%d pairs)' % len(lost) if len(lost) > 20 else '')
+        if lost else 'none'))
     out('build %s s; total failed pairs %d' % (
         result.get('build_s', '-'), len({tuple(p) for s in result['phases'].values() for p in s['failed_pairs']})))
 
 
-def _coords(text):
+def coordinates(text):
     return tuple(int(x) for x in text.strip('()').split(','))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='scripts.nbridge_experiment', description=__doc__.split('\n\n')[0])
-    parser.add_argument('--shape', type=_coords, default=(4, 3), help='K_{N-1},...,K_0 (paper: 33,6)')
+    parser.add_argument('--shape', type=coordinates, default=(4, 3), help='K_{N-1},...,K_0 (paper: 33,6)')
     parser.add_argument('--q', type=int, default=1, help='root switches per line')
     parser.add_argument('--hosts', type=int, default=1, help='hosts per leaf')
-    parser.add_argument('--target', type=_coords, help='target leaf coordinates (default: paper/middle)')
+    parser.add_argument('--target', type=coordinates, help='target leaf coordinates (default: paper/middle)')
     parser.add_argument('--phase', type=float, default=5.0, help='seconds per phase')
     parser.add_argument('--period', type=float, default=0.2, help='AlltoAll block period (s)')
     parser.add_argument('--size', type=int, default=1000, help='AlltoAll block size (bytes)')

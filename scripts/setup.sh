@@ -13,7 +13,7 @@ fi
 
 # Every tool the project runs, named explicitly (a minimal Debian lacks iproute2).
 APT_PACKAGES="openvswitch-switch mininet iperf3 iputils-ping ethtool iproute2
-  procps psmisc net-tools fping python3 python3-venv python3-dev gcc g++ make"
+  procps psmisc net-tools fping curl python3 python3-venv python3-dev gcc g++ make"
 missing=$(for p in $APT_PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
   grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then

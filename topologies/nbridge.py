@@ -106,10 +106,6 @@ class NBridge(Topology):
     def coord(self, coords, dim):
         return coords[self.n - 1 - dim]
 
-    def with_coord(self, coords, dim, value):
-        pos = self.n - 1 - dim
-        return coords[:pos] + (value,) + coords[pos + 1:]
-
     def line_of(self, coords, dim):
         """Coordinates of a leaf without dimension ``dim``: its line in that dimension."""
         pos = self.n - 1 - dim
@@ -192,12 +188,6 @@ class NBridge(Topology):
     def leaf_port_up(self, dim, p):
         return self.hosts_per_leaf + dim * self.q + p
 
-    def uplink(self, port):
-        """(dimension, p) of a leaf's uplink port, None for a host port."""
-        if port < self.hosts_per_leaf:
-            return None
-        return divmod(port - self.hosts_per_leaf, self.q)
-
     # -- construction ----------------------------------------------------------
 
     def _build(self):
@@ -230,9 +220,3 @@ class NBridge(Topology):
     def root_of(self, coords, dim, p):
         """Name of RSW(dim, line of ``coords``, p)."""
         return self.root_name(dim, self.line_of(coords, dim), p)
-
-    def leaves(self):
-        return [n for n in self.switches if n.role == 'leaf']
-
-    def roots(self):
-        return [n for n in self.switches if n.role == 'root']
