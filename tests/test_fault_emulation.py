@@ -37,6 +37,20 @@ def state(topo):
     return dump
 
 
+def wait_settled(topo, before, timeout=30):
+    """Wait until the controller has pushed its changes: the tables differ
+    from ``before`` and stay the same for a second."""
+    deadline = time.time() + timeout
+    last = state(topo)
+    while True:
+        time.sleep(1.0)
+        now = state(topo)
+        if now == last and now != before:
+            return
+        assert time.time() < deadline, 'routing did not settle after the failure'
+        last = now
+
+
 def wait_for(predicate, timeout, what):
     deadline = time.time() + timeout
     while not predicate():
@@ -53,14 +67,13 @@ def test_failure_keeps_pairs_reachable_and_recovery_restores_tables(k4, case, si
     faults.fail(topo, case, silent)
     try:
         # the controller learns of it (BFD ~300 ms for a silent failure) and pushes changes
-        wait_for(lambda: state(topo) != before, 5, 'no routing change after the failure')
-        time.sleep(0.3)
-        results = traffic.reachability(fabric.net, hosts, retries=1)
+        wait_settled(topo, before)
+        results = traffic.reachability(fabric.net, hosts, retries=2)
         assert all(results.values()), [p for p, ok in results.items() if not ok]
     finally:
         faults.recover(topo, case)
     faults.wait_bfd_up(topo)
-    wait_for(lambda: state(topo) == before, 10, 'tables not restored after recovery')
+    wait_for(lambda: state(topo) == before, 30, 'tables not restored after recovery')
 
 
 def test_bfd_runs_on_every_switch_link(k4):

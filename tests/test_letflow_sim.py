@@ -6,7 +6,7 @@ import pytest
 
 from scripts.letflow import build
 from scripts.letflow.experiment import parse_args
-from scripts.letflow.sim import Scenario, SimFlow, run, summarise
+from scripts.letflow.sim import Scenario, SimFlow, bottlenecks, run, summarise
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ns3") is None,
                                 reason="the ns3 package is not installed")
@@ -77,6 +77,38 @@ def test_per_flow_schemes_keep_each_flow_on_one_path():
     assert len(used) == 1 and used[0]["data_bytes"] == 500_000
 
 
+def test_run_ends_when_the_measured_flows_finish():
+    # Only the first two flows (starts 0 and 0.5 ms) are measured; the run
+    # stops 10 ms after they complete, long before stop_s, and the summary
+    # counts only them.
+    scenario = small_scenario("letflow", measure_window_s=(0.0, 0.0006),
+                              flows=[SimFlow(0, 0, 1, 0, 0.0, 30_000),
+                                     SimFlow(0, 1, 1, 1, 0.0005, 30_000),
+                                     SimFlow(0, 2, 1, 2, 0.2, 30_000)])
+    result = run(scenario)
+    assert result["end_s"] < 0.1
+    assert result["flows"][2]["fct_s"] is None  # started after the end
+    summary = summarise(result, scenario.stop_s, 0, scenario.measure_window_s)
+    assert summary["flows"] == 2 and summary["unfinished"] == 0
+
+
+def test_bottlenecks_show_drops_and_a_saturated_uplink():
+    # Spraying six flows at 1 Gbps servers through a 1-spine, 1 Gbps fabric
+    # with 8-packet queues: the source leaf's uplink saturates and drops.
+    flows = [SimFlow(0, i, 1, i, 0.0, 300_000) for i in range(4)]
+    tight = small_scenario("spray", [1, 0], flows=flows, queue_packets=8,
+                           links_gbps={(0, 0): 1.0, (1, 0): 1.0, (0, 1): 1.0, (1, 1): 1.0})
+    result = run(tight)
+    found = bottlenecks(result, tight)
+    assert found["drops"]["leaves"] > 0
+    assert {l["name"]: l["max_queue"] for l in result["links"]}["L0->S0"] == 8
+    # ~10 ms of transfer, then 10 ms of closing tail: about half busy.
+    assert found["fabric"]["L0->S0"]["utilisation"] > 0.3
+    assert found["fabric"]["L0->S1"]["utilisation"] == 0
+    loose = small_scenario("spray", [1, 0], flows=flows)
+    assert bottlenecks(run(loose), loose)["drops"] == {"leaves": 0, "spines": 0, "servers": 0}
+
+
 @pytest.mark.parametrize("change,problem", [
     (dict(scheme="conga"), "unknown scheme 'conga'"),
     (dict(spine_weights=[0, 0]), "positive sum"),
@@ -91,6 +123,8 @@ def test_bad_scenarios_are_named(change, problem):
 @pytest.mark.parametrize("argv,problem", [
     (["weights", "--load", "-1"], "--load must be positive"),
     (["weights", "--workload", "cache"], "unknown workload"),
+    (["delta", "--delta-multiples", "1,0"], "--delta-multiples must be positive"),
+    (["weights", "--warmup", "-0.1"], "--warmup must not be negative"),
     (["bogus"], "invalid choice"),
 ])
 def test_experiment_cli_rejects_bad_input(argv, problem, capsys):

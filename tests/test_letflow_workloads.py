@@ -57,3 +57,17 @@ def test_bad_arrival_parameters(rate, duration, problem):
 def test_malformed_cdfs_are_rejected(points, problem):
     with pytest.raises(ValueError, match=problem):
         FlowSizeCdf("bad", points)
+
+
+def test_scaled_cdf_keeps_probabilities_and_time_scales():
+    # Sizes x0.1 with link rates x0.1: same flow durations, and at the same
+    # load the same arrivals per second (rate / mean size is unchanged).
+    small = WEB_SEARCH.scaled(0.1)
+    assert [p for _, p in small.points] == [p for _, p in WEB_SEARCH.points]
+    assert small.mean_bytes() == pytest.approx(WEB_SEARCH.mean_bytes() / 10)
+    full = poisson_flows(WEB_SEARCH, 10e9, 2.0, 4, 4, np.random.default_rng(3))
+    tenth = poisson_flows(small, 1e9, 2.0, 4, 4, np.random.default_rng(3))
+    assert len(tenth) == len(full)
+    assert WEB_SEARCH.scaled(1) is WEB_SEARCH
+    with pytest.raises(ValueError, match="scale factor must be positive"):
+        WEB_SEARCH.scaled(0)

@@ -4,18 +4,24 @@
         [--seeds N] [--jobs J] [--out DIR] [--duration S]
 
 Topologies follow Fig. 1 of the LetFlow paper, scaled to this machine: every
-link rate is divided by 10 (40 Gbps fabric links become 4 Gbps, servers get
-1 Gbps), with 10 us per link; offered loads keep the paper's fractions of
-capacity.  The elasticity experiment (section 4.1) runs at the paper's own
-rates.  Each experiment writes results.json, results.csv and PNG plots under
+link rate and every flow size is divided by 10 (40 Gbps fabric links become
+4 Gbps, servers get 1 Gbps, a 30 MB web-search flow becomes 3 MB), with 10 us
+per link.  Scaling sizes with rates keeps the paper's time scales (flow
+durations, arrivals per second, the 500 us flowlet timeout) and offered loads,
+at a tenth of the packets.  FCTs are measured on the flows that start in a
+window after a warm-up, while arrivals go on until they finish.  The
+elasticity experiment (section 4.1) runs at the paper's own rates.  Each
+experiment writes results.json, results.csv and PNG plots under
 --out/<experiment>/ and prints its table.
 """
 
 import argparse
 import csv
+import hashlib
 import json
 import multiprocessing
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -25,13 +31,19 @@ import numpy as np
 from controller.letflow import markov
 from controller.letflow.workloads import poisson_flows, workload
 from scripts.letflow import build
-from scripts.letflow.sim import GRANULARITY, Scenario, SimFlow, run, summarise
+from scripts.letflow.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
 
-SCALE = 0.1                      # link rates relative to the paper
+SCALE = 0.1                      # link rates and flow sizes relative to the paper
 FABRIC_GBPS = 40 * SCALE
 HOST_GBPS = 10 * SCALE
-HOSTS_PER_LEAF = 16
-DRAIN_S = 3.0                    # simulated time after the last arrival for flows to finish
+# Enough servers that a server link averages ~23% load at 93% fabric load;
+# 16 per leaf ran each at 70%, and with equal weights server links and NICs
+# dropped more packets than the asymmetric fabric did.
+HOSTS_PER_LEAF = 48
+# Simulated time after the measurement window during which arrivals continue
+# and measured flows may still finish; measured flows unfinished by then (an
+# overloaded path) count at their lower bound, end of run - start.
+DRAIN_S = 0.15
 FIG3_WEIGHTS = (0.02, 0.1, 0.2, 0.35, 0.5, 0.66, 0.8, 0.95, 0.98)
 FLOW_SCHEMES = ("wcmp", "spray", "letflow")  # per-flow, per-packet, flowlet granularity
 
@@ -40,9 +52,16 @@ FLOW_SCHEMES = ("wcmp", "spray", "letflow")  # per-flow, per-packet, flowlet gra
 
 def _run_one(scenario: Scenario) -> dict:
     started = time.monotonic()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = run(scenario)
-    result["summary"] = summarise(result, scenario.stop_s, scenario.labels["source_leaf"])
-    result["cpu_wall_s"] = time.monotonic() - started
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result["summary"] = summarise(result, scenario.stop_s, scenario.labels["source_leaf"],
+                                  scenario.measure_window_s)
+    if result["flows"] and "fabric_series" in result:
+        result["summary"]["bottlenecks"] = bottlenecks(result, scenario)
+    result["wall_s"] = time.monotonic() - started
+    result["cpu_s"] = (cpu_after.ru_utime + cpu_after.ru_stime
+                       - cpu_before.ru_utime - cpu_before.ru_stime)
     return result
 
 
@@ -50,19 +69,30 @@ def _lower_priority(niceness: int) -> None:
     os.nice(niceness)  # other engineers share these two cores
 
 
-def run_all(scenarios, jobs: int, niceness: int):
+def run_all(scenarios, jobs: int, niceness: int, cache_dir: Path):
     """Runs scenarios over `jobs` processes, printing progress; results come
-    back in the order of `scenarios`."""
-    build.simulator()  # build once, before the workers race to do it
-    results = [None] * len(scenarios)
+    back in the order of `scenarios`.  Each finished run is kept in
+    `cache_dir` under a digest of its scenario and the simulator binary, so an
+    interrupted sweep, or one extended with more seeds, reruns only what is
+    missing."""
+    binary = build.simulator()  # build once, before the workers race to do it
+    digest = hashlib.sha256(binary.read_bytes()).hexdigest()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    paths = [cache_dir / (hashlib.sha256((s.to_text() + json.dumps(s.labels, sort_keys=True)
+                                          + digest).encode()).hexdigest()[:24] + ".json")
+             for s in scenarios]
+    results = [json.loads(p.read_text()) if p.exists() else None for p in paths]
+    todo = [(i, s) for i, s in enumerate(scenarios) if results[i] is None]
+    if len(todo) < len(scenarios):
+        print(f"  {len(scenarios) - len(todo)} of {len(scenarios)} runs reused from {cache_dir}")
     with multiprocessing.Pool(jobs, _lower_priority, (niceness,)) as pool:
-        indexed = pool.imap_unordered(_indexed_run, list(enumerate(scenarios)))
-        for done, (i, result) in enumerate(indexed, 1):
+        for done, (i, result) in enumerate(pool.imap_unordered(_indexed_run, todo), 1):
             results[i] = result
+            paths[i].write_text(json.dumps(result))
             s = result["summary"]
             fct = f"{s['mean_fct_s'] * 1e3:.2f} ms" if s["mean_fct_s"] is not None else "-"
-            print(f"  [{done}/{len(scenarios)}] {_describe(result['labels'])}: mean FCT {fct}, "
-                  f"{s['unfinished']} of {s['flows']} unfinished, {result['cpu_wall_s']:.1f} s",
+            print(f"  [{done}/{len(todo)}] {_describe(result['labels'])}: mean FCT {fct}, "
+                  f"{s['unfinished']} of {s['flows']} unfinished, {result['cpu_s']:.1f} CPU-s",
                   flush=True)
     return results
 
@@ -98,6 +128,23 @@ def _plt():
 
 # ---------------------------------------------------------------- topologies
 
+def _stop_s(args) -> float:
+    return args.warmup + args.duration + DRAIN_S
+
+
+def _arrivals(args, rate_bps, rng):
+    """Poisson flows offering `rate_bps` from t = 0 to the end of the drain
+    allowance, so the load stays on until the measured flows finish."""
+    return poisson_flows(workload(args.workload).scaled(SCALE), rate_bps, _stop_s(args),
+                         args.hosts_per_leaf, args.hosts_per_leaf, rng)
+
+
+def _fabric_scenario(args, **params) -> Scenario:
+    return Scenario(stop_s=_stop_s(args), hosts_per_leaf=args.hosts_per_leaf,
+                    host_rate_gbps=HOST_GBPS,
+                    measure_window_s=(args.warmup, args.warmup + args.duration), **params)
+
+
 def _fig1b_scenario(args, scheme, weight_s0, seed, delta_us):
     """Fig. 1b: two leaves, the S1 path at half the capacity of the S0 path,
     leaf L0 sending to L1 at 93% (112 of 120 Gbps in the paper) of the total."""
@@ -106,15 +153,12 @@ def _fig1b_scenario(args, scheme, weight_s0, seed, delta_us):
     capacity_bps = 3 * FABRIC_GBPS * 1e9
     rng = np.random.default_rng(seed)
     flows = [SimFlow(0, f.src_host, 1, f.dst_host, f.start_s, f.bytes)
-             for f in poisson_flows(workload(args.workload), args.load * capacity_bps,
-                                    args.duration, HOSTS_PER_LEAF, HOSTS_PER_LEAF, rng)]
-    return Scenario(leaves=2, spines=2, links_gbps=links, flows=flows,
-                    stop_s=args.duration + DRAIN_S, scheme=scheme,
-                    spine_weights=[weight_s0, 1 - weight_s0], seed=seed,
-                    flowlet_timeout_us=delta_us, hosts_per_leaf=HOSTS_PER_LEAF,
-                    host_rate_gbps=HOST_GBPS,
-                    labels={"scheme": scheme, "weight_s0": weight_s0, "seed": seed,
-                            "delta_us": delta_us, "source_leaf": 0})
+             for f in _arrivals(args, args.load * capacity_bps, rng)]
+    return _fabric_scenario(
+        args, leaves=2, spines=2, links_gbps=links, flows=flows, scheme=scheme,
+        spine_weights=[weight_s0, 1 - weight_s0], seed=seed, flowlet_timeout_us=delta_us,
+        labels={"scheme": scheme, "weight_s0": weight_s0, "seed": seed, "delta_us": delta_us,
+                "source_leaf": 0})
 
 
 def _fig1a_scenario(args, scheme, weights, weight_name, seed):
@@ -123,28 +167,52 @@ def _fig1a_scenario(args, scheme, weights, weight_name, seed):
     links = {(0, 0): FABRIC_GBPS, (1, 0): FABRIC_GBPS, (1, 1): FABRIC_GBPS,
              (2, 0): FABRIC_GBPS, (2, 1): FABRIC_GBPS}
     rng = np.random.default_rng(seed)
-    cdf = workload(args.workload)
     flows = []
     for src_leaf, paper_gbps in ((0, 20), (1, 48)):
-        for f in poisson_flows(cdf, paper_gbps * SCALE * 1e9 * args.load_scale, args.duration,
-                               HOSTS_PER_LEAF, HOSTS_PER_LEAF, rng):
+        for f in _arrivals(args, paper_gbps * SCALE * 1e9 * args.load_scale, rng):
             flows.append(SimFlow(src_leaf, f.src_host, 2, f.dst_host, f.start_s, f.bytes))
     flows.sort(key=lambda f: f.start_s)
-    return Scenario(leaves=3, spines=2, links_gbps=links, flows=flows,
-                    stop_s=args.duration + DRAIN_S, scheme=scheme, spine_weights=weights,
-                    seed=seed, flowlet_timeout_us=args.delta_us, hosts_per_leaf=HOSTS_PER_LEAF,
-                    host_rate_gbps=HOST_GBPS,
-                    labels={"scheme": scheme, "weights": weight_name, "seed": seed,
-                            "source_leaf": 1})
+    return _fabric_scenario(
+        args, leaves=3, spines=2, links_gbps=links, flows=flows, scheme=scheme,
+        spine_weights=weights, seed=seed, flowlet_timeout_us=args.delta_us,
+        labels={"scheme": scheme, "weights": weight_name, "seed": seed, "source_leaf": 1})
 
 
-def _mean_over_seeds(results, key_fields):
-    """{key: mean of summary mean_fct_s over seeds}."""
+def _over_seeds(results, key_fields):
+    """{key: (mean FCT over seeds, its standard error)}; the standard error
+    comes from the arrival-batch means of all the key's runs (sim.summarise),
+    so it exists with one seed and shrinks with more."""
     groups = {}
     for r in results:
         key = tuple(r["labels"][k] for k in key_fields)
-        groups.setdefault(key, []).append(r["summary"]["mean_fct_s"])
-    return {k: float(np.mean(v)) for k, v in groups.items()}
+        groups.setdefault(key, []).append(r["summary"])
+    stats = {}
+    for key, summaries in groups.items():
+        batches = [b for s in summaries for b in s["batch_mean_fct_s"]]
+        se = float(np.std(batches, ddof=1) / np.sqrt(len(batches))) if len(batches) > 1 else None
+        stats[key] = (float(np.mean([s["mean_fct_s"] for s in summaries])), se)
+    return stats
+
+
+def _run_facts(runs, link):
+    """Measured flows, unfinished ones, the utilisation of the fabric link
+    (e.g. "L0->S1") that the experiment's weights can overload, and drops by
+    node role, summed or averaged over `runs`."""
+    facts = {"flows": sum(r["summary"]["flows"] for r in runs),
+             "unfinished": sum(r["summary"]["unfinished"] for r in runs)}
+    util = [r["summary"]["bottlenecks"]["fabric"][link]["utilisation"] for r in runs]
+    if all(u is not None for u in util):
+        facts[f"util_{link}"] = float(np.mean(util))
+    for role in ("leaves", "servers"):
+        facts[f"drops_{role}"] = int(np.mean([r["summary"]["bottlenecks"]["drops"][role]
+                                              for r in runs]))
+    return facts
+
+
+def _fct_row(stats, best):
+    mean, se = stats
+    return {"mean_fct_ms": mean * 1e3, "se_ms": se * 1e3 if se is not None else None,
+            "normalised": mean / best}
 
 
 # ---------------------------------------------------------------- experiments
@@ -157,11 +225,16 @@ def exp_fig1a(args):
     scenarios = [_fig1a_scenario(args, scheme, w, name, seed)
                  for name, w in settings.items() for scheme in args.schemes
                  for seed in range(1, args.seeds + 1)]
-    results = run_all(scenarios, args.jobs, args.nice)
-    means = _mean_over_seeds(results, ("weights", "scheme"))
+    results = run_all(scenarios, args.jobs, args.nice, args.out / "fig1a" / "runs")
+    stats = _over_seeds(results, ("weights", "scheme"))
+    means = {k: v[0] for k, v in stats.items()}
     best = min(means.values())
-    rows = [{"weights": w, "scheme": s, "granularity": GRANULARITY[s], "mean_fct_ms": m * 1e3,
-             "normalised": m / best} for (w, s), m in means.items()]
+    rows = [{"weights": w, "scheme": s, "granularity": GRANULARITY[s],
+             **_fct_row(stats[(w, s)], best),
+             **_run_facts([r for r in results
+                           if (r["labels"]["weights"], r["labels"]["scheme"]) == (w, s)],
+                          "S0->L2")}
+            for (w, s) in stats]
     _print_rows("Fig 1a (paper Fig 2): mean FCT normalised to the best", rows)
     target = _save(args.out, "fig1a", {"runs": results, "rows": rows}, rows)
     plt = _plt()
@@ -184,18 +257,18 @@ def exp_weights(args):
     scenarios = [_fig1b_scenario(args, scheme, w, seed, args.delta_us)
                  for w in FIG3_WEIGHTS for scheme in args.schemes
                  for seed in range(1, args.seeds + 1)]
-    results = run_all(scenarios, args.jobs, args.nice)
-    means = _mean_over_seeds(results, ("weight_s0", "scheme"))
+    results = run_all(scenarios, args.jobs, args.nice, args.out / "weights" / "runs")
+    stats = _over_seeds(results, ("weight_s0", "scheme"))
+    means = {k: v[0] for k, v in stats.items()}
     best = min(means.values())
     rows = []
     for w in FIG3_WEIGHTS:
         for scheme in args.schemes:
+            runs = [r for r in results
+                    if r["labels"]["weight_s0"] == w and r["labels"]["scheme"] == scheme]
             row = {"weight_s0": w, "scheme": scheme, "granularity": GRANULARITY[scheme],
-                   "mean_fct_ms": means[(w, scheme)] * 1e3,
-                   "normalised": means[(w, scheme)] / best}
+                   **_fct_row(stats[(w, scheme)], best), **_run_facts(runs, "L0->S1")}
             if scheme == "letflow":  # Fig. 4: flowlet sizes and traffic share per path
-                runs = [r for r in results
-                        if r["labels"]["weight_s0"] == w and r["labels"]["scheme"] == scheme]
                 for spine in (0, 1):
                     data = sum(r["summary"]["per_spine"].get(spine, {}).get("data_bytes", 0)
                                for r in runs)
@@ -241,23 +314,32 @@ def exp_delta(args):
     multiple of the base RTT, beside per-flow ECMP."""
     probe = _fig1b_scenario(args, "letflow", 0.5, 1, args.delta_us)
     rtt = probe.base_rtt_us()
-    multiples = (0.5, 1, 2, 5, 10, 50, 200)
+    multiples = args.delta_multiples
     scenarios = [_fig1b_scenario(args, "letflow", 0.5, seed, m * rtt)
                  for m in multiples for seed in range(1, args.seeds + 1)]
     scenarios += [_fig1b_scenario(args, "ecmp", 0.5, seed, args.delta_us)
                   for seed in range(1, args.seeds + 1)]
-    results = run_all(scenarios, args.jobs, args.nice)
-    means = _mean_over_seeds(results, ("scheme", "delta_us"))
-    ecmp = np.mean([v for (s, _), v in means.items() if s == "ecmp"])
+    results = run_all(scenarios, args.jobs, args.nice, args.out / "delta" / "runs")
+    stats = _over_seeds(results, ("scheme", "delta_us"))
+    ecmp = np.mean([v[0] for (s, _), v in stats.items() if s == "ecmp"])
+    ecmp_runs = [r for r in results if r["labels"]["scheme"] == "ecmp"]
     rows = [{"delta_over_rtt": m, "delta_us": m * rtt,
-             "mean_fct_ms": means[("letflow", m * rtt)] * 1e3,
-             "relative_to_ecmp": means[("letflow", m * rtt)] / ecmp} for m in multiples]
-    _print_rows(f"Delta sweep (base RTT {rtt:.0f} us; ECMP mean FCT {ecmp * 1e3:.2f} ms)", rows)
+             **_fct_row(stats[("letflow", m * rtt)], ecmp),
+             **_run_facts([r for r in results if r["labels"]["scheme"] == "letflow"
+                           and r["labels"]["delta_us"] == m * rtt], "L0->S1")}
+            for m in multiples]
+    rows.append({"delta_over_rtt": "ecmp", **_fct_row(stats[("ecmp", args.delta_us)], ecmp),
+                 **_run_facts(ecmp_runs, "L0->S1")})
+    _print_rows(f"Delta sweep (base RTT {rtt:.0f} us; normalised = mean FCT / per-flow ECMP's, "
+                f"{ecmp * 1e3:.2f} ms)", rows)
     target = _save(args.out, "delta", {"runs": results, "rows": rows, "base_rtt_us": rtt,
                                        "ecmp_mean_fct_ms": ecmp * 1e3}, rows)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(multiples, [r["mean_fct_ms"] for r in rows], "o-", label="LetFlow")
+    letflow_rows = rows[:len(multiples)]
+    ax.errorbar(multiples, [r["mean_fct_ms"] for r in letflow_rows],
+                yerr=[2 * (r["se_ms"] or 0) for r in letflow_rows],
+                fmt="o-", capsize=3, label="LetFlow (mean ± 2 s.e.)")
     ax.axhline(ecmp * 1e3, color="grey", ls="--", label="per-flow ECMP")
     ax.set_xscale("log")
     ax.set_xlabel(f"flowlet timeout / base RTT ({rtt:.0f} us)")
@@ -283,7 +365,7 @@ def exp_elasticity(args):
             hosts_per_leaf=flows, host_rate_gbps=10, link_delay_us=5.5, queue_packets=100000,
             tcp_window_bytes=256 * 1024, sample_interval_us=500,
             labels={"scheme": "letflow", "seed": seed, "source_leaf": 0}))
-    results = run_all(scenarios, args.jobs, args.nice)
+    results = run_all(scenarios, args.jobs, args.nice, args.out / "elasticity" / "runs")
     rows = []
     for r in results:
         series = r["flows_per_spine"]
@@ -404,13 +486,19 @@ def parse_args(argv=None):
     p.add_argument("--nice", type=int, default=10, help="niceness of the simulation workers")
     p.add_argument("--out", type=Path, default=Path("results/letflow"))
     p.add_argument("--workload", default="web-search", help="web-search or data-mining")
-    p.add_argument("--duration", type=float, default=0.2,
-                   help="seconds of Poisson flow arrivals per run")
+    p.add_argument("--duration", type=float, default=0.25,
+                   help="seconds of Poisson arrivals whose flows are measured")
+    p.add_argument("--warmup", type=float, default=0.05,
+                   help="seconds of arrivals before the measured ones")
+    p.add_argument("--hosts-per-leaf", type=int, default=HOSTS_PER_LEAF)
     p.add_argument("--load", type=float, default=0.93,
                    help="Fig 1b offered load as a fraction of the 3-link capacity")
     p.add_argument("--load-scale", type=float, default=1.0,
                    help="Fig 1a: multiplies the paper's 20 and 48 Gbps demands")
     p.add_argument("--delta-us", type=float, default=500, help="flowlet timeout (us)")
+    p.add_argument("--delta-multiples", default=(0.5, 1, 2, 5, 10, 50, 200),
+                   type=lambda text: tuple(float(m) for m in text.split(",")),
+                   help="delta: flowlet timeouts swept, as multiples of the base RTT")
     p.add_argument("--schemes", type=lambda text: tuple(text.split(",")), default=FLOW_SCHEMES,
                    help="fig1a/weights: comma-separated subset of " + ",".join(FLOW_SCHEMES))
     p.add_argument("--elastic-s", type=float, default=0.1, help="elasticity run length (s)")
@@ -422,9 +510,15 @@ def parse_args(argv=None):
         problems.append("--seeds must be at least 1")
     if args.jobs < 1:
         problems.append("--jobs must be at least 1")
+    if args.hosts_per_leaf < 1:
+        problems.append("--hosts-per-leaf must be at least 1")
+    if args.warmup < 0:
+        problems.append("--warmup must not be negative")
     for name in ("duration", "load", "load_scale", "delta_us", "elastic_s", "markov_steps"):
         if getattr(args, name) <= 0:
             problems.append(f"--{name.replace('_', '-')} must be positive")
+    if not args.delta_multiples or min(args.delta_multiples) <= 0:
+        problems.append("--delta-multiples must be positive")
     unknown = [s for s in args.schemes if s not in FLOW_SCHEMES]
     if unknown or not args.schemes:
         problems.append(f"--schemes must name some of {','.join(FLOW_SCHEMES)}, got {unknown}")

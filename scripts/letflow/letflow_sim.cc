@@ -50,6 +50,9 @@ struct Scenario {
   double min_rto_us = 5000;
   uint32_t tcp_window_bytes = 0;  // 0: ns-3 default buffers
   double stop_s = 1;
+  // Flows starting in [measure_from_s, measure_until_s] are measured; the run
+  // ends once they have all completed (or at stop_s).
+  double measure_from_s = 0, measure_until_s = 1e300;
   double sample_interval_us = 1000;
   std::map<std::pair<int, int>, double> link_gbps;  // (leaf, spine); absent = failed
   std::vector<double> spine_weights;
@@ -87,6 +90,8 @@ Scenario ReadScenario(const std::string& path) {
     else if (key == "min_rto_us") ok = bool(f >> s.min_rto_us);
     else if (key == "tcp_window_bytes") ok = bool(f >> s.tcp_window_bytes);
     else if (key == "stop_s") ok = bool(f >> s.stop_s);
+    else if (key == "measure_from_s") ok = bool(f >> s.measure_from_s);
+    else if (key == "measure_until_s") ok = bool(f >> s.measure_until_s);
     else if (key == "sample_interval_us") ok = bool(f >> s.sample_interval_us);
     else if (key == "link") {
       int l, sp; double g;
@@ -261,10 +266,11 @@ struct FlowState {
 };
 
 // One transmit queue (one direction of a link): where the bottleneck is shows
-// up as its utilisation, its drops and its occupancy.
+// up as its utilisation and its occupancy.  Drops are counted per node (see
+// node_drops in Run).
 struct LinkStats {
   std::string name, kind;  // kind: host-up, host-down, fabric-up, fabric-down
-  uint64_t tx_bytes = 0, drops = 0, tx_bytes_sampled = 0;
+  uint64_t tx_bytes = 0, tx_bytes_sampled = 0;
   uint32_t queue = 0, max_queue = 0;
 };
 
@@ -300,6 +306,22 @@ void Run(const Scenario& sc, std::ostream& out) {
   stack.Install(leaves);
   stack.Install(spines);
   stack.Install(hosts);
+  // Without a queue disc a full device queue stops its transmit queue, and
+  // the node's traffic-control layer drops what IP hands it for that device:
+  // drops are visible per node, not per device queue.
+  std::vector<std::pair<std::string, uint64_t>> node_drops;  // in the order leaves, spines, hosts
+  for (int l = 0; l < sc.leaves; ++l) node_drops.push_back({"L" + std::to_string(l), 0});
+  for (int s = 0; s < sc.spines; ++s) node_drops.push_back({"S" + std::to_string(s), 0});
+  for (int l = 0; l < sc.leaves; ++l)
+    for (int h = 0; h < sc.hosts_per_leaf; ++h)
+      node_drops.push_back({"H" + std::to_string(l) + "." + std::to_string(h), 0});
+  NodeContainer all_nodes(leaves, spines, hosts);
+  for (uint32_t i = 0; i < all_nodes.GetN(); ++i) {
+    uint64_t* counter = &node_drops[i].second;
+    if (!all_nodes.Get(i)->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+            "TcDrop", Callback<void, Ptr<const Packet>>([counter](Ptr<const Packet>) { (*counter)++; })))
+      throw std::runtime_error("ns-3 TrafficControlLayer has no TcDrop trace source");
+  }
 
   PointToPointHelper p2p;
   p2p.SetChannelAttribute("Delay", TimeValue(MicroSeconds(sc.link_delay_us)));
@@ -316,8 +338,6 @@ void Run(const Scenario& sc, std::ostream& out) {
         "PhyTxEnd", Callback<void, Ptr<const Packet>>(
                         [st](Ptr<const Packet> p) { st->tx_bytes += p->GetSize(); }));
     Ptr<Queue<Packet>> q = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
-    q->TraceConnectWithoutContext(
-        "Drop", Callback<void, Ptr<const Packet>>([st](Ptr<const Packet>) { st->drops++; }));
     q->TraceConnectWithoutContext(
         "PacketsInQueue", Callback<void, uint32_t, uint32_t>([st](uint32_t, uint32_t n) {
           st->queue = n;
@@ -393,14 +413,17 @@ void Run(const Scenario& sc, std::ostream& out) {
 
   std::vector<FlowState> state(sc.flows.size());
   // Finite-flow runs end 10 ms (many RTTs, so the closing ACKs and FINs in
-  // flight are forwarded and counted) after the last flow completes: the
-  // drain allowance (stop_s) is an upper bound, and the idle tail would only
-  // cost time and output.
+  // flight are forwarded and counted) after the last measured flow completes:
+  // stop_s is only an upper bound, and flows that arrive later exist to keep
+  // the load on while the measured ones finish.
   size_t open_flows = 0;
   bool long_lived = false;
+  auto measured = [&sc](const FlowSpec& f) {
+    return f.bytes > 0 && f.start_s >= sc.measure_from_s && f.start_s <= sc.measure_until_s;
+  };
   for (const FlowSpec& f : sc.flows) {
-    if (f.bytes > 0) open_flows++;
-    else long_lived = true;
+    if (measured(f)) open_flows++;
+    long_lived |= f.bytes == 0;
   }
   for (size_t i = 0; i < sc.flows.size(); ++i) {
     const FlowSpec& f = sc.flows[i];
@@ -416,13 +439,16 @@ void Run(const Scenario& sc, std::ostream& out) {
     sa.Start(Seconds(0));
     FlowState* st = &state[i];
     uint64_t size = f.bytes;
+    bool counts = measured(f);
     sa.Get(0)->TraceConnectWithoutContext(
         "Rx", Callback<void, Ptr<const Packet>, const Address&>(
-                  [st, size, &open_flows, long_lived](Ptr<const Packet> p, const Address&) {
+                  [st, size, counts, &open_flows, long_lived](Ptr<const Packet> p,
+                                                              const Address&) {
                     st->received += p->GetSize();
                     if (size > 0 && st->finish_s < 0 && st->received >= size) {
                       st->finish_s = Simulator::Now().GetSeconds();
-                      if (--open_flows == 0 && !long_lived) Simulator::Stop(MilliSeconds(10));
+                      if (counts && --open_flows == 0 && !long_lived)
+                        Simulator::Stop(MilliSeconds(10));
                     }
                   }));
     BulkSendHelper bulk("ns3::TcpSocketFactory",
@@ -494,10 +520,12 @@ void Run(const Scenario& sc, std::ostream& out) {
   for (size_t i = 0; i < links.size(); ++i) {
     const LinkStats& l = *links[i];
     out << (i ? ", " : "") << "{\"name\": \"" << l.name << "\", \"kind\": \"" << l.kind
-        << "\", \"tx_bytes\": " << l.tx_bytes << ", \"drops\": " << l.drops
-        << ", \"max_queue\": " << l.max_queue << "}";
+        << "\", \"tx_bytes\": " << l.tx_bytes << ", \"max_queue\": " << l.max_queue << "}";
   }
-  out << "], \"fabric_series\": {\"links\": [";
+  out << "], \"node_drops\": {";
+  for (size_t i = 0; i < node_drops.size(); ++i)
+    out << (i ? ", " : "") << "\"" << node_drops[i].first << "\": " << node_drops[i].second;
+  out << "}, \"fabric_series\": {\"links\": [";
   for (size_t i = 0; i < fabric.size(); ++i) out << (i ? ", " : "") << "\"" << fabric[i]->name << "\"";
   out << "], \"samples\": [";
   for (size_t i = 0; i < fabric_series.size(); ++i) {
