@@ -98,6 +98,11 @@ class DistDaAgent:
         self.sent, self.received = {k: 0 for k in KINDS}, {k: 0 for k in KINDS}
         self.setup_times = []  # (source, seconds from elephant detection to PortApprove)
 
+    def counts(self):
+        """{'sent'|'received': {message name: count}} of this agent."""
+        return {'sent': {KINDS[k]: n for k, n in self.sent.items()},
+                'received': {KINDS[k]: n for k, n in self.received.items()}}
+
     def _free(self, table, spine, now):
         return spine not in table or table[spine][1] <= now
 
@@ -184,3 +189,16 @@ class DistDaAgent:
             del self.tx[j]
             effects.remove_neighbour.append(j)
             effects.clear_circuit.append(j)
+
+
+def message_report(agents):
+    """What a fabric's agents did, for the experiment: message counts per
+    kind summed over all agents (sent minus received is what was lost or is
+    still in flight), the same per ToR index, and every established link's
+    time from elephant detection at the destination to its PortApprove."""
+    per_tor = {agent.index: agent.counts() for agent in agents}
+    total = {way: {name: sum(c[way][name] for c in per_tor.values()) for name in KINDS.values()}
+             for way in ('sent', 'received')}
+    setups = [{'source': source, 'destination': agent.index, 'detection_to_approve_s': seconds}
+              for agent in agents for source, seconds in agent.setup_times]
+    return dict(total, per_tor=per_tor, setups=setups)

@@ -11,6 +11,7 @@ ToR. Messages are UDP packets (port DISTDA_UDP_PORT) between the ToRs' own
 addresses, injected into the sending ToR's pipeline (packet-out to TABLE), so
 they cross the static de Bruijn links hop by hop and can be delayed or lost.
 The agents share this process only for convenience; none reads another's state.
+REST: KevinApp's /kevin/state plus a ``distda`` section (distda.message_report).
 """
 import time
 
@@ -22,7 +23,7 @@ from ryu.ofproto import ofproto_v1_3 as ofproto
 from ryu.ofproto import ofproto_v1_3_parser as parser
 
 from controller import ofp
-from controller.distda import DistDaAgent, DistDaMessageError, Message
+from controller.distda import DistDaAgent, DistDaMessageError, Message, message_report
 from controller.kevin_app import ACTIVATION_TICK, DEFAULT_THRESHOLD, KevinApp
 from controller.kevin_rules import COOKIE_DEMAND_IN, DISTDA_UDP_PORT
 from controller.kevin_scheduler import DemandMeter
@@ -42,6 +43,7 @@ class DistDaApp(KevinApp):
         self.meters = {i: DemandMeter() for i in self.agents}
         self.incoming = {i: {} for i in self.agents}
         self.due_neighbours = []  # (when, source index, spine, destination index)
+        self.state_view.register('distda', lambda: message_report(self.agents.values()))
         hub.spawn(self._poll_loop)
         hub.spawn(self._neighbour_loop)
 
@@ -147,5 +149,6 @@ class DistDaApp(KevinApp):
                     self.routing.remove_da_link(spine, source)
                 self.routing.add_da_link(spine, source, target)
                 self.push_tor(source)
+                self.mark_usable(spine, source, target)
                 self.logger.info('distda: DA%d:%s->%s usable', spine, index, destination)
 

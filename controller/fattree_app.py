@@ -18,11 +18,12 @@ from controller import ofp
 from controller.fabric_app import FabricApp
 from controller.failover import link_key, tables_with_failures
 from controller.fattree_rules import compile_table
+from controller.fattree_schemes import SchemeMixin
 from topologies.fattree import FatTree
 from topologies.model import model_port
 
 
-class FatTreeApp(FabricApp):
+class FatTreeApp(SchemeMixin, FabricApp):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -30,6 +31,8 @@ class FatTreeApp(FabricApp):
         self.failed = frozenset()
         self.compiled = self.compile_all(self.failed)
         self.link_listeners = []  # callables(failed_links) told of every change
+        self.link_listeners.append(self.scheme.links_changed)
+        self.state_view.register('links', self.link_state)
 
     def build_topology(self, params):
         return FatTree(params.get('k', 4))
@@ -39,10 +42,10 @@ class FatTreeApp(FabricApp):
                 for name, table in tables_with_failures(self.topo, failed).items()}
 
     def rules_for(self, switch):
-        return self.compiled[switch][0]
+        return self.compiled[switch][0] + self.scheme.rules(switch)
 
     def groups_for(self, switch):
-        return self.compiled[switch][1]
+        return self.compiled[switch][1] + self.scheme.groups(switch)
 
     def install_switch(self, datapath, name):
         super().install_switch(datapath, name)

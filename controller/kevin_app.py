@@ -13,9 +13,19 @@ scheduler and applies its plan: a replaced link first leaves its source's
 table, then the spine circuit changes; a new link's circuit is set at once
 and its source's table gains the DA neighbour ``delta`` s later.
 Table changes are pushed as diffs to the one ToR concerned (Claim 1).
+
+REST (ryu.app.wsgi, bound to 127.0.0.1 by controller.manager), read-only:
+  GET /kevin/state          every section; GET /kevin/state/NAME one section
+  sections: fabric (model and parameters), da_links (the usable DA links and
+  every DA link ever set, with the times its circuit was set, it became usable
+  and its circuit was cleared), distda (controller.distda_app only: message
+  counts and detection-to-approve times). Times are time.monotonic(), i.e.
+  the machine's CLOCK_MONOTONIC, so a process on the same machine can subtract
+  its own time.monotonic() readings from them.
 """
 import time
 
+from ryu.app.wsgi import WSGIApplication, route
 from ryu.controller import ofp_event
 from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
@@ -23,17 +33,31 @@ from ryu.ofproto import ofproto_v1_3_parser as parser
 
 from controller import ofp
 from controller.fabric_app import FabricApp
+from controller.fattree_rest import VIEW_KEY, FatTreeRest, StateView
 from controller.kevin_routing import KevinRouting
 from controller.kevin_rules import (
     COOKIE_DEMAND_OUT, circuit_rule, rule_diff, spine_rules, static_circuits, tor_rules)
 from controller.kevin_scheduler import DaScheduler, DemandMeter
-from topologies.kevin import Kevin, KevinParameterError
+from topologies.kevin import Kevin, KevinParameterError, address_str
 
 ACTIVATION_TICK = 0.1  # how often links past delta are looked for (s)
 DEFAULT_THRESHOLD = 100e3  # bytes/s: well above pings, far below one iperf3 flow
 
 
+class KevinRest(FatTreeRest):
+    """The fat-tree app's read-only state view under /kevin/state."""
+
+    @route('kevin', '/kevin/state', methods=['GET'])
+    def state(self, req, **kwargs):
+        return super().state(req, **kwargs)
+
+    @route('kevin', '/kevin/state/{section}', methods=['GET'])
+    def section(self, req, section, **kwargs):
+        return super().section(req, section, **kwargs)
+
+
 class KevinApp(FabricApp):
+    _CONTEXTS = {'wsgi': WSGIApplication}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -54,6 +78,11 @@ class KevinApp(FabricApp):
         self.installed_groups = {}  # ToR name -> set of groups
         self.meter = DemandMeter()
         self.counters = {}
+        self.da_history = []  # one dict per DA link set, oldest first (da_links section)
+        self.state_view = StateView()
+        self.state_view.register('fabric', lambda: {'name': self.topo.name, 'params': self.params})
+        self.state_view.register('da_links', self.da_link_state)
+        kwargs['wsgi'].register(KevinRest, {VIEW_KEY: self.state_view})
         if self.scheduler:
             hub.spawn(self._schedule_loop)
             hub.spawn(self._activation_loop)
@@ -109,16 +138,42 @@ class KevinApp(FabricApp):
         self.logger.info('%s: table now %d entries (%d rules removed, %d added)', name,
                          len(self.routing.tables[address].entries), len(removed), len(added))
 
+    def da_link_state(self):
+        return {'usable': [{'spine': j, 'source': address_str(s), 'destination': address_str(t)}
+                           for j, s, t in self.routing.da_links()],
+                'history': self.da_history}
+
+    def _stamp(self, spine, source, destination, event):
+        """Set ``event`` ('usable_at' or 'cleared_at') of the newest record of
+        the DA link, unless already set."""
+        key = (spine, address_str(source), address_str(destination))
+        for entry in reversed(self.da_history):
+            if (entry['spine'], entry['source'], entry['destination']) == key:
+                if entry[event] is None:
+                    entry[event] = time.monotonic()
+                return
+
+    def mark_usable(self, spine, source, destination):
+        """Source's table now uses the DA link (called after push_tor)."""
+        self._stamp(spine, source, destination, 'usable_at')
+
     def set_circuit(self, spine, source, destination):
         """DA spine ``spine`` carries source -> destination (replacing what
         source sent there before)."""
+        previous = self.da_circuits[spine].get(source)
+        if previous not in (None, destination):
+            self._stamp(spine, source, previous, 'cleared_at')
         self.da_circuits[spine][source] = destination
+        self.da_history.append({'spine': spine, 'source': address_str(source),
+                                'destination': address_str(destination),
+                                'set_at': time.monotonic(), 'usable_at': None, 'cleared_at': None})
         datapath = self.datapaths.get(self.topo.spine_name(self.topo.k_s + spine))
         if datapath is not None:
             datapath.send_msg(ofp.flow_add(datapath, circuit_rule(self.topo, source, destination)))
 
     def clear_circuit(self, spine, source):
         destination = self.da_circuits[spine].pop(source)
+        self._stamp(spine, source, destination, 'cleared_at')
         datapath = self.datapaths.get(self.topo.spine_name(self.topo.k_s + spine))
         if datapath is not None:
             datapath.send_msg(ofp.flow_delete_strict(
@@ -163,3 +218,4 @@ class KevinApp(FabricApp):
             for link in self.scheduler.activate(time.monotonic()):
                 self.logger.info('DA link %s usable', link)
                 self.push_tor(link.source)
+                self.mark_usable(link.spine, link.source, link.destination)

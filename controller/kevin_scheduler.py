@@ -256,19 +256,24 @@ class DaScheduler:
 
 
 class DemandMeter:
-    """Byte rates per ToR pair from cumulative byte counters."""
+    """Byte rates per ToR pair from cumulative byte counters. Each pair's rate
+    is taken against that pair's own previous sample, so a counter missing
+    from one poll (its switch's stats reply came too late, as happens on a
+    loaded controller) yields its average over the longer interval when it
+    returns, not its whole history as one spike that grabs a DA link."""
 
     def __init__(self):
-        self._last = None  # (time, {pair: bytes})
+        self._last = {}  # pair -> (time, bytes) of its latest sample
 
     def update(self, now, counters):
-        """Rates {pair: bytes/s} since the previous update ({} the first time).
-        A counter that went backwards (a reinstalled rule) counts from zero."""
+        """Rates {pair: bytes/s} of the pairs in ``counters`` sampled before
+        (a pair's first sample gives none). A counter that went backwards (a
+        reinstalled rule) counts from zero."""
         rates = {}
-        if self._last is not None and now > self._last[0]:
-            then, before = self._last
-            for pair, value in counters.items():
-                old = before.get(pair, 0)
-                rates[pair] = (value - old if value >= old else value) / (now - then)
-        self._last = (now, dict(counters))
+        for pair, value in counters.items():
+            if pair in self._last:
+                then, old = self._last[pair]
+                if now > then:
+                    rates[pair] = (value - old if value >= old else value) / (now - then)
+            self._last[pair] = (now, value)
         return rates

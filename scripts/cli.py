@@ -11,6 +11,10 @@ experiments and print routing state.
   dcfabric recover link A B | recover switch S
                                 inject / undo failures on a running fabric
   dcfabric links [--k 4]        carrier and BFD state of every switch link
+  dcfabric kevin cli [--n 8 --k-s 2 --k-d 1 --scheduler none|bfs|greedy|distda]
+                                Kevin de Bruijn fabric + its controller, Mininet CLI
+  dcfabric kevin tables [--n 8 --k-s 2] [--da 011:100]
+                                Kevin's greedy LPM tables, sizes vs the bound
 """
 import argparse
 import json
@@ -18,12 +22,10 @@ import os
 import sys
 import time
 
+from controller.scheme_params import SCHEME_NAMES
 from topologies.fattree import FatTree, check_k
 
 FATTREE_APP = 'controller.fattree_app'
-# The fat-tree app's routing schemes (controller.fattree_schemes, which
-# imports Ryu: the names are repeated here to keep the CLI light).
-SCHEME_NAMES = ('twolevel', 'ecmp', 'classifier', 'scheduler')
 
 
 def _k(text):
@@ -82,18 +84,13 @@ def _fabric(args, **kwargs):
 def cmd_fault(args):
     from scripts import faults
     topo = FatTree(args.k)
-    if args.target == 'link':
-        if len(args.names) != 2:
-            raise ValueError('a link is named by its two switches, e.g. e0_0 a0_2')
-        action = faults.fail_link if args.command == 'fail' else faults.recover_link
-    else:
-        if len(args.names) != 1:
-            raise ValueError('name one switch, e.g. a0_2')
-        action = faults.fail_switch if args.command == 'fail' else faults.recover_switch
+    if len(args.names) != (2 if args.target == 'link' else 1):
+        raise ValueError('a link is named by its two switches (e.g. e0_0 a0_2), a switch by one name')
+    element = (args.target, *args.names)
     if args.command == 'fail':
-        action(topo, *args.names, silent=args.silent)
+        faults.fail(topo, element, silent=args.silent)
     else:
-        action(topo, *args.names)
+        faults.recover(topo, element)
     print('%s %s %s%s' % ('failed' if args.command == 'fail' else 'recovered', args.target,
                           ' '.join(args.names), ' (silent)' if getattr(args, 'silent', False) else ''))
 
@@ -137,7 +134,7 @@ def cmd_run(args):
               len(topo.switches), len(hosts)))
         reach_s = traffic.wait_all_pairs(fabric.net, hosts)
         pairs = len(hosts) * (len(hosts) - 1)
-        print('all %d host pairs reachable, %.1f s after start' % (pairs, reach_s))
+        print('all %d host pairs reachable (all-pairs pinging took %.1f s)' % (pairs, reach_s))
         ttl = traffic.ping_ttl(fabric.net, src, dst)
         print('%s -> %s (%s -> %s): reply TTL %d = %d switch hops'
               % (src, dst, topo.node(src).ip, topo.node(dst).ip, ttl, 64 - ttl))
@@ -204,6 +201,10 @@ def build_parser():
     from scripts.bisection import add_arguments
     add_arguments(p)
     p.set_defaults(func=cmd_bisection)
+
+    p = sub.add_parser('kevin', help='Kevin de Bruijn fabric: Mininet CLI, greedy LPM tables')
+    from scripts.kevin_experiment import add_cli_arguments
+    add_cli_arguments(p)
 
     p = sub.add_parser('tables', help='print two-level tables and rule counts')
     p.add_argument('--k', type=_k, default=4)

@@ -4,7 +4,7 @@ delta; declined requests, busy ports, lost messages, releases; wire format."""
 import pytest
 
 from controller.distda import (
-    APPROVE, DECLINE, RELEASE, REQUEST, DistDaAgent, DistDaMessageError, Message)
+    APPROVE, DECLINE, RELEASE, REQUEST, DistDaAgent, DistDaMessageError, Message, message_report)
 from topologies.kevin import Kevin, KevinParameterError
 
 
@@ -87,6 +87,23 @@ def test_lost_answer_times_out_and_late_approve_is_released_when_port_taken():
     bus.apply(2, 1, bus.agents[1].on_message(2, late))
     assert bus.kinds()[-1] == (RELEASE, 1, 3, (0,))
     assert (0, 3) not in bus.circuits and (3, 0) not in bus.neighbours
+
+
+def test_message_report_counts_lost_messages_and_setup_times():
+    kevin = Kevin(8, 2, 1)
+    bus = Bus(kevin, **PARAMS)
+    bus.rates(0, '001', {'011': 5000}, drop=(APPROVE,))  # 011 takes the link, 001 never hears
+    bus.rates(1, '001', {'011': 5000})  # timed out, asks again: 011's only port is taken
+    bus.rates(1.5, '000', {'110': 5000}, drop=(REQUEST,))  # the request is lost
+    bus.rates(3, '000', {'110': 5000})  # timed out, asks again: approved
+    report = message_report(bus.agents.values())
+    assert report['sent'] == {'PortRequest': 4, 'PortApprove': 2, 'PortDecline': 1, 'PortRelease': 0}
+    assert report['received'] == {'PortRequest': 3, 'PortApprove': 1, 'PortDecline': 1,
+                                  'PortRelease': 0}
+    assert report['per_tor'][1]['sent'] == {'PortRequest': 2, 'PortApprove': 0, 'PortDecline': 0,
+                                            'PortRelease': 0}
+    # measured from the first detection, across the lost request
+    assert report['setups'] == [{'source': 6, 'destination': 0, 'detection_to_approve_s': 1.5}]
 
 
 def test_reassigned_receive_port_releases_the_old_source():

@@ -115,8 +115,11 @@ def test_sorted_demands_and_meter():
         (A('11'), A('10'), 3)]
     meter = DemandMeter()
     assert meter.update(10, {('a', 'b'): 100}) == {}
-    assert meter.update(12, {('a', 'b'): 300, ('a', 'c'): 50}) == {('a', 'b'): 100, ('a', 'c'): 25}
+    assert meter.update(12, {('a', 'b'): 300, ('a', 'c'): 50}) == {('a', 'b'): 100}
     assert meter.update(13, {('a', 'b'): 40}) == {('a', 'b'): 40}  # counter reset
+    # ('a', 'c') missed the poll at 13 (a late stats reply): its rate since its
+    # own last sample, not its 5050 bytes as one spike
+    assert meter.update(14, {('a', 'b'): 40, ('a', 'c'): 5050}) == {('a', 'b'): 0, ('a', 'c'): 2500}
 
 
 @pytest.mark.parametrize('kwargs,message', [
