@@ -70,7 +70,7 @@ def avoidance(topo, failed):
 
     for link in failed:
         a, b = sorted(link, key=lambda n: ('edge', 'aggregation', 'core').index(topo.node(n).role))
-        lower, upper = topo.node(a), topo.node(b)
+        lower = topo.node(a)
         tag(a, ALL, topo.port_to(a, b))
         if lower.role == 'edge':
             pod = lower.coords[0]

@@ -23,7 +23,6 @@ from controller.flowrules import (
     PRIORITY_TO_ROUTING, TABLE_FLOWS, TABLE_PREFIX, TABLE_SUFFIX, TO_CONTROLLER,
     FlowRule, Group, miss_drop, output)
 from controller.twolevel import left_mask, right_mask, int_to_ip
-from topologies.fattree import ip_to_int
 from topologies.model import ofport
 
 METADATA_MASK = 0xffffffff

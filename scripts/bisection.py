@@ -185,7 +185,6 @@ class Fabrics:
         return {'k': self.k, 'scheme': scheme, 'link_mbps': self.bw, 'flow_idle': FLOW_IDLE_S}
 
     def __enter__(self):
-        from scripts import traffic
         from scripts.fabric import Fabric
         from topologies.nonblocking import NonBlocking, host_name
         from topologies.renamed import renamed

@@ -18,7 +18,6 @@ experiments and print routing state.
 """
 import argparse
 import json
-import os
 import sys
 import time
 

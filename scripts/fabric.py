@@ -43,6 +43,13 @@ def progress(message):
     print('... ' + message, file=sys.stderr, flush=True)
 
 
+def hosts_tx_offload_off(net):
+    """TCP over veth into a software switch hangs with TX checksum offload on."""
+    for host in net.hosts:
+        for intf in host.intfList():
+            host.cmd('ethtool -K %s tx off >/dev/null 2>&1' % intf.name)
+
+
 def check_machine():
     if os.geteuid() != 0:
         raise SetupError('emulation needs root (Mininet creates namespaces and veths)')
@@ -52,7 +59,7 @@ def check_machine():
                          % (probe.stderr.strip() or 'ovs-vsctl failed'))
 
 
-def _terminate_on_sigterm():
+def terminate_on_sigterm():
     def handler(signum, frame):
         raise SystemExit(128 + signum)
     signal.signal(signal.SIGTERM, handler)
@@ -139,7 +146,7 @@ class Fabric:
 
     def __enter__(self):
         check_machine()
-        _terminate_on_sigterm()
+        terminate_on_sigterm()
         setLogLevel(self.log_level)
         try:
             if self.controller:
@@ -159,7 +166,7 @@ class Fabric:
             progress('starting switches')
             self.net.start()
             self.started_at = time.time()
-            self._host_offloads_off()
+            hosts_tx_offload_off(self.net)
             if self.bfd_ms:
                 progress('BFD every %d ms on %d links' % (self.bfd_ms, len(self.model.switch_links())))
                 faults.enable_bfd(self.model, self.bfd_ms)
@@ -168,12 +175,6 @@ class Fabric:
             self.stop()
             raise
         return self
-
-    def _host_offloads_off(self):
-        # TCP over veth into the userspace datapath hangs with TX checksum offload on.
-        for host in self.net.hosts:
-            for intf in host.intfList():
-                host.cmd('ethtool -K %s tx off >/dev/null 2>&1' % intf.name)
 
     def __exit__(self, *exc):
         self.stop()

@@ -38,7 +38,8 @@ from mininet.net import Mininet
 from mininet.node import Switch
 
 from controller.p4_entries import fattree_commands, letflow_commands, sketch_commands
-from scripts.fabric import _terminate_on_sigterm
+from scripts import traffic
+from scripts.fabric import hosts_tx_offload_off, terminate_on_sigterm
 from topologies.fattree import FatTree
 from topologies.mininet_topo import ModelTopo
 from topologies.model import Node, Topology
@@ -242,7 +243,7 @@ class P4Fabric:
             raise P4Error('a P4 fabric needs root (Mininet creates namespaces and veths)')
         if missing_tools():
             raise P4Error('not on PATH: %s (see p4/README.md)' % ' '.join(missing_tools()))
-        _terminate_on_sigterm()
+        terminate_on_sigterm()
         setLogLevel(self.log_level)
         self.work_dir = tempfile.mkdtemp(prefix='dcfabric-p4-')
         try:
@@ -260,9 +261,7 @@ class P4Fabric:
             for node, process in loading:
                 node.finish_cli(process)
             self.net.staticArp()
-            for host in self.net.hosts:
-                # TCP over veth into a software switch hangs with TX checksum offload on.
-                host.cmd('ethtool -K %s tx off >/dev/null 2>&1' % host.defaultIntf().name)
+            hosts_tx_offload_off(self.net)
         except BaseException:
             self.stop()
             raise
@@ -289,24 +288,6 @@ class P4Fabric:
     def switch(self, name):
         self.model.node(name)
         return self.net.get(name)
-
-    def ping_all(self, timeout=2):
-        """{(src, dst): bool} for every ordered host pair; each host pings
-        all others in parallel."""
-        hosts = self.net.hosts
-        running = {}
-        for src in hosts:
-            script = ' '.join('(ping -c1 -W%d %s >/dev/null 2>&1 && echo %s) &'
-                              % (timeout, dst.IP(), dst.name)
-                              for dst in hosts if dst is not src) + ' wait'
-            running[src] = src.popen(['sh', '-c', script], stdout=subprocess.PIPE, text=True)
-        result = {}
-        for src, process in running.items():
-            reached = set(process.communicate()[0].split())
-            for dst in hosts:
-                if dst is not src:
-                    result[(src.name, dst.name)] = dst.name in reached
-        return result
 
 
 def decode_report(frame):
@@ -358,7 +339,7 @@ def main(argv=None):
         (model, commands), program = letflow_model(args.delta_us), 'letflow'
     try:
         with P4Fabric(model, program, commands) as fabric:
-            pings = fabric.ping_all()
+            pings = traffic.reachability(fabric.net, [h.name for h in fabric.net.hosts])
             lost = sorted(pair for pair, ok in pings.items() if not ok)
             print('ping-all: %d/%d pairs reached%s' % (len(pings) - len(lost), len(pings),
                                                       '' if not lost else '; lost: %s' % lost))

@@ -1,6 +1,5 @@
 """BFS-DA-links / Greedy-DA-links (Algorithms 2-3), their timing (delta, r)
 and the demand meter, with an injected clock."""
-import itertools
 import random
 
 import pytest

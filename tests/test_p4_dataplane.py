@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from scripts import traffic
 from scripts.p4_fabric import (
     P4Error, P4Fabric, compile_program, fattree_model, letflow_model, missing_tools, sketch_model)
 
@@ -62,7 +63,7 @@ def fattree():
 
 @pytest.mark.emulation
 def test_fattree_all_pairs_ping(fattree):
-    result = fattree.ping_all()
+    result = traffic.reachability(fattree.net, [h.name for h in fattree.net.hosts])
     assert len(result) == 16 * 15
     assert sorted(pair for pair, ok in result.items() if not ok) == []
 
