@@ -125,7 +125,27 @@ class Controller:
             os.unlink(self.log_path)
 
 
-class Fabric:
+class MininetContext:
+    """What every emulated fabric runner shares: ``with`` always stops the
+    network, and nodes are looked up by the model's names."""
+    model = None
+    net = None
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def stop_network(self):
+        if self.net is not None:
+            self.net.stop()
+            self.net = None
+
+    def host(self, name):
+        self.model.node(name)
+        return self.net.get(name)
+
+
+class Fabric(MininetContext):
     """Start ``model`` in Mininet with controller app ``app``.
 
     bw: host and switch link rate in Mbit/s (HTB shaping), None for unshaped.
@@ -176,19 +196,9 @@ class Fabric:
             raise
         return self
 
-    def __exit__(self, *exc):
-        self.stop()
-        return False
-
     def stop(self):
         try:
-            if self.net is not None:
-                self.net.stop()
-                self.net = None
+            self.stop_network()
         finally:
             if self.controller:
                 self.controller.stop()
-
-    def host(self, name):
-        self.model.node(name)
-        return self.net.get(name)

@@ -3,7 +3,7 @@
 controller.p4_entries.
 
 Needs ``p4c-bm2-ss``, ``simple_switch`` and ``simple_switch_CLI`` on PATH
-(p4c and bmv2 are not packaged for Debian; see p4/README.md) and root.
+(p4c and bmv2 are not packaged for Debian; see "P4 data planes" in README.md) and root.
 
     python -m scripts.p4_fabric fattree [--k 4] [--cli]   # two_level.p4 everywhere
     python -m scripts.p4_fabric letflow [--delta-us N] [--cli]  # 2 leaves, 2 spines
@@ -39,7 +39,7 @@ from mininet.node import Switch
 
 from controller.p4_entries import fattree_commands, letflow_commands, sketch_commands
 from scripts import traffic
-from scripts.fabric import hosts_tx_offload_off, terminate_on_sigterm
+from scripts.fabric import MininetContext, hosts_tx_offload_off, terminate_on_sigterm
 from topologies.fattree import FatTree
 from topologies.mininet_topo import ModelTopo
 from topologies.model import Node, Topology
@@ -228,7 +228,7 @@ class P4Switch(Switch):
         super().stop(deleteIntfs)
 
 
-class P4Fabric:
+class P4Fabric(MininetContext):
     """Start ``model`` in Mininet with p4/PROGRAM.p4 in every switch, loaded
     with ``commands`` ({switch name: simple_switch_CLI lines})."""
 
@@ -242,7 +242,7 @@ class P4Fabric:
         if os.geteuid() != 0:
             raise P4Error('a P4 fabric needs root (Mininet creates namespaces and veths)')
         if missing_tools():
-            raise P4Error('not on PATH: %s (see p4/README.md)' % ' '.join(missing_tools()))
+            raise P4Error('not on PATH: %s (see "P4 data planes" in README.md)' % ' '.join(missing_tools()))
         terminate_on_sigterm()
         setLogLevel(self.log_level)
         self.work_dir = tempfile.mkdtemp(prefix='dcfabric-p4-')
@@ -267,23 +267,13 @@ class P4Fabric:
             raise
         return self
 
-    def __exit__(self, *exc):
-        self.stop()
-        return False
-
     def stop(self):
         try:
-            if self.net is not None:
-                self.net.stop()
-                self.net = None
+            self.stop_network()
         finally:
             if self.work_dir:
                 shutil.rmtree(self.work_dir, ignore_errors=True)
                 self.work_dir = None
-
-    def host(self, name):
-        self.model.node(name)
-        return self.net.get(name)
 
     def switch(self, name):
         self.model.node(name)
