@@ -96,20 +96,24 @@ def perfect_matchings(successors, nodes):
     degree = {len(successors[v]) for v in nodes}
     if len(degree) != 1:
         raise KevinParameterError('graph is not regular (out-degrees %s)' % sorted(degree))
+    # Integer vertices (v's out side is its index, its in side index + n):
+    # networkx keeps them in sets, and only integers hash the same in every
+    # process, so the decomposition (and every port number) is reproducible.
+    index = {v: i for i, v in enumerate(nodes)}
+    n = len(nodes)
     remaining = nx.Graph()
-    remaining.add_nodes_from(('out', v) for v in nodes)
-    remaining.add_nodes_from(('in', v) for v in nodes)
+    remaining.add_nodes_from(range(2 * n))
     for v in nodes:
         for w in successors[v]:
-            remaining.add_edge(('out', v), ('in', w))
-    tops = [('out', v) for v in nodes]
+            remaining.add_edge(index[v], n + index[w])
+    tops = list(range(n))
     matchings = []
     for _ in range(degree.pop()):
         found = bipartite.hopcroft_karp_matching(remaining, top_nodes=tops)
-        matching = {v: found[('out', v)][1] for v in nodes if ('out', v) in found}
+        matching = {v: nodes[found[index[v]] - n] for v in nodes if index[v] in found}
         if len(matching) != len(nodes):
             raise AssertionError('no perfect matching left: the graph is not regular on both sides')
-        remaining.remove_edges_from((('out', v), ('in', w)) for v, w in matching.items())
+        remaining.remove_edges_from((index[v], n + index[w]) for v, w in matching.items())
         matchings.append(matching)
     return matchings
 
