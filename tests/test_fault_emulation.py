@@ -78,6 +78,7 @@ def test_failure_keeps_pairs_reachable_and_recovery_restores_tables(k4, case, si
 
 def test_bfd_runs_on_every_switch_link(k4):
     topo, _ = k4
+    faults.wait_bfd_up(topo)
     states = faults.bfd_states(topo)
     assert len(states) == 2 * len(topo.switch_links()) == 64
     assert set(states.values()) == {'up'}
