@@ -217,6 +217,14 @@ def _fct_row(stats, best):
 
 # ---------------------------------------------------------------- experiments
 
+def _save_plot(fig, ax, xlabel, ylabel, path):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def exp_fig1a(args):
     """Fig. 2 of the paper on the Fig. 1a topology: equal weights and S1 weighted
     2.4:1, per-flow / per-packet / flowlet; FCT normalised to the best run
@@ -301,11 +309,7 @@ def exp_weights(args):
                 [r[f"s{spine}_mean_flowlet_kb"] or np.nan for r in flowlet_rows], "o-",
                 label=f"S{spine} path")
     ax.set_yscale("log")
-    ax.set_xlabel("probability of the S0 path (%)")
-    ax.set_ylabel("mean flowlet size (KB)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(target / "fig4_flowlet_sizes.png", dpi=120)
+    _save_plot(fig, ax, "probability of the S0 path (%)", "mean flowlet size (KB)", target / "fig4_flowlet_sizes.png")
     return rows
 
 
@@ -342,11 +346,7 @@ def exp_delta(args):
                 fmt="o-", capsize=3, label="LetFlow (mean ± 2 s.e.)")
     ax.axhline(ecmp * 1e3, color="grey", ls="--", label="per-flow ECMP")
     ax.set_xscale("log")
-    ax.set_xlabel(f"flowlet timeout / base RTT ({rtt:.0f} us)")
-    ax.set_ylabel("mean FCT (ms)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(target / "delta_sweep.png", dpi=120)
+    _save_plot(fig, ax, f"flowlet timeout / base RTT ({rtt:.0f} us)", "mean FCT (ms)", target / "delta_sweep.png")
     return rows
 
 
@@ -386,11 +386,7 @@ def exp_elasticity(args):
     ax.plot([], [], color="C1", label="10 Gbps path")
     ax.axhline(20, color="C0", ls=":")
     ax.axhline(5, color="C1", ls=":")
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel("flows on path")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(target / "fig5_elasticity.png", dpi=120)
+    _save_plot(fig, ax, "time (ms)", "flows on path", target / "fig5_elasticity.png")
     return rows
 
 
