@@ -30,7 +30,7 @@ import ipaddress
 import networkx as nx
 from networkx.algorithms import bipartite
 
-from topologies.model import Node, Topology
+from topologies.model import Node, Topology, check_int
 
 ROLE_CODES = {'tor': 0x4b1, 'static_spine': 0x4b2, 'da_spine': 0x4b3}
 DEFAULT_BASE = '10.0.0.0/8'
@@ -41,11 +41,7 @@ class KevinParameterError(ValueError):
 
 
 def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise KevinParameterError('Kevin %s must be an integer, got %r' % (name, value))
-    if value < minimum:
-        raise KevinParameterError('Kevin %s must be >= %d, got %d' % (name, minimum, value))
-    return value
+    return check_int(value, 'Kevin ' + name, minimum, KevinParameterError)
 
 
 def diameter_of(n, k_s):

@@ -24,6 +24,16 @@ def model_port(of_port):
     return of_port - OFPORT_BASE
 
 
+def check_int(value, what, minimum, error=ValueError):
+    """``value`` if it is an integer (not a bool) of at least ``minimum``;
+    otherwise ``error`` naming ``what`` and the bad value."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise error('%s must be an integer, got %r' % (what, value))
+    if value < minimum:
+        raise error('%s must be >= %d, got %d' % (what, minimum, value))
+    return value
+
+
 def mac_from_ip(ip):
     """Locally administered MAC carrying the IPv4 address in its low 32 bits."""
     value = int(ipaddress.IPv4Address(ip))

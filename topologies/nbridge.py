@@ -31,21 +31,13 @@ Datapath ids: leaf 0x1_0000_0000 | leaf index (coordinates in mixed radix),
 root 0x2_0000_0000 | root index (creation order: dimension, line, p).
 """
 from topologies.fattree import ip_to_int
-from topologies.model import Node, Topology
+from topologies.model import Node, Topology, check_int
 
 FABRIC_NET = '10.0.0.0'
 FABRIC_PREFIX_LEN = 8
 ADDRESS_BITS = 32 - FABRIC_PREFIX_LEN
 SWITCH_ID_LIMIT = (1 << 16) - 2  # 169.254.0.1 .. 169.254.255.254
 LEAF_DPID, ROOT_DPID = 1 << 32, 2 << 32
-
-
-def _positive_int(value, what, minimum):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError('%s must be an integer, got %r' % (what, value))
-    if value < minimum:
-        raise ValueError('%s must be >= %d, got %d' % (what, minimum, value))
-    return value
 
 
 def field_bits(k):
@@ -82,9 +74,9 @@ class NBridge(Topology):
             raise ValueError('N-Bridge needs N >= 1 dimensions, got an empty shape')
         n = len(shape)
         for pos, k in enumerate(shape):
-            _positive_int(k, 'K_%d (leaves in dimension %d)' % (n - 1 - pos, n - 1 - pos), 2)
-        _positive_int(q, 'Q (root switches per line)', 1)
-        _positive_int(hosts_per_leaf, 'H (hosts per leaf)', 1)
+            check_int(k, 'K_%d (leaves in dimension %d)' % (n - 1 - pos, n - 1 - pos), 2)
+        check_int(q, 'Q (root switches per line)', 1)
+        check_int(hosts_per_leaf, 'H (hosts per leaf)', 1)
         bits = sum(field_bits(k) for k in shape) + hosts_per_leaf.bit_length()
         if bits > ADDRESS_BITS:
             raise ValueError('N-Bridge %s with H=%d needs %d address bits; 10.0.0.0/8 has %d'
