@@ -22,7 +22,7 @@ from ryu.ofproto import ofproto_v1_3 as ofproto
 from controller import ofp
 from controller.fattree_rest import VIEW_KEY, FatTreeRest, StateView
 from controller.flow_classifier import FlowClassifier, FlowKey, RateMeter
-from controller.flow_scheduler import FlowScheduler, large_flows
+from controller.flow_scheduler import FlowScheduler, reported_flows
 from controller.flow_tables import (
     COOKIE_FLOW, bypass_rule, ecmp_group, ecmp_rule, flow_of_match, flow_rule, new_flow_rules)
 from controller.scheme_params import SchemeParameterError, scheme_config
@@ -148,7 +148,7 @@ class SchedulerScheme(TwoLevelScheme):
     def counters(self, switch, counters, now):
         rates = self.meters.setdefault(switch, RateMeter()).update(now, counters)
         self.rates[switch] = rates
-        for flow in large_flows(rates, self.threshold_bps):
+        for flow in reported_flows(rates, self.threshold_bps, self.scheduler.placements):
             placement = self.scheduler.notify(flow)
             if placement is not None:
                 self._install(placement)

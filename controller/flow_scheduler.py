@@ -12,7 +12,11 @@ and for a newly reported flow searches linearly:
              destination aggregation -> destination edge;
   intra-pod: the source pod's k/2 aggregation switches.
 
-The first candidate whose links are all free (and up) is reserved, and the
+The search starts at the flow's current path -- its two-level one -- and
+goes on cyclically from there (the paper does not say where it starts):
+a flow whose own path is free keeps it, since every move reorders a TCP
+flow and costs it a window. The first candidate whose links are all free
+(and up) is reserved, and the
 choice is returned as the output ports to install on the source pod's lower
 (and, inter-pod, upper) switch; the rest of the path is fixed by the
 two-level tables. A flow not reported for ``gc_timeout`` seconds is
@@ -26,6 +30,8 @@ it, and each reservation through it is re-placed or released.
 """
 from dataclasses import dataclass
 
+from controller.twolevel import all_tables
+from controller.walk import walk
 from topologies.fattree import aggregation_name, core_name, edge_name
 
 
@@ -59,12 +65,22 @@ def large_flows(rates, threshold):
     return sorted(flow for flow, rate in rates.items() if rate > threshold)
 
 
+def reported_flows(rates, threshold, placed):
+    """What an edge switch reports each period: its large flows, and the
+    placed flows still sending at any rate -- a TCP flow backing off after
+    a loss stays the same elephant, and dropping its reservation would let
+    another flow onto its path and move it again when it recovers."""
+    return sorted(set(large_flows(rates, threshold))
+                  | {flow for flow, rate in rates.items() if rate > 0 and flow in placed})
+
+
 class FlowScheduler:
 
     def __init__(self, topo, gc_timeout, clock):
         if gc_timeout <= 0:
             raise ValueError('gc_timeout must be positive, got %r' % (gc_timeout,))
         self.topo = topo
+        self.tables = all_tables(topo)  # where an unplaced flow runs now
         self.gc_timeout = gc_timeout
         self.clock = clock
         self.links = set()  # every directed switch-to-switch link
@@ -86,8 +102,9 @@ class FlowScheduler:
         return node
 
     def candidates(self, flow):
-        """[(via, links, ports)] in the paper's linear search order; empty
-        when source and destination share a lower switch (no choice)."""
+        """[(via, links, ports)] in the paper's linear search order, from
+        c1_1 (or the pod's first upper switch); empty when source and
+        destination share a lower switch (no choice)."""
         topo, half = self.topo, self.topo.half
         src_pod, src_edge, _ = self._host(flow.src).coords
         dst_pod, dst_edge, _ = self._host(flow.dst).coords
@@ -112,11 +129,27 @@ class FlowScheduler:
                                 (agg_s, topo.port_to(agg_s, core)))))
         return result
 
+    def two_level_via(self, flow):
+        """The core (inter-pod) or upper switch (intra-pod) of the flow's
+        two-level path; None when it has no choice."""
+        src, dst = self._host(flow.src), self._host(flow.dst)
+        hops = walk(self.topo, lambda switch, _, ip: self.tables[switch].lookup(ip),
+                    src.name, dst.name)
+        on_path = {switch for switch, _ in hops}
+        return next((via for via, _, _ in self.candidates(flow) if via in on_path), None)
+
+    def search_order(self, flow):
+        """The candidates from the flow's two-level path on, cyclically."""
+        candidates = self.candidates(flow)
+        vias = [via for via, _, _ in candidates]
+        start = vias.index(self.two_level_via(flow)) if candidates else 0
+        return candidates[start:] + candidates[:start]
+
     def _usable(self, link):
         return link not in self.reserved and link not in self.down
 
     def _place(self, flow):
-        for via, links, ports in self.candidates(flow):
+        for via, links, ports in self.search_order(flow):
             if all(self._usable(link) for link in links):
                 for link in links:
                     if link in self.reserved:  # unreachable by construction; guards the invariant

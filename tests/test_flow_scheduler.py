@@ -6,7 +6,7 @@ import random
 import pytest
 
 from controller.flow_classifier import FlowKey
-from controller.flow_scheduler import Change, FlowScheduler, large_flows
+from controller.flow_scheduler import Change, FlowScheduler, large_flows, reported_flows
 from topologies.fattree import FatTree
 
 
@@ -47,18 +47,34 @@ def test_large_flow_detection_threshold():
     assert large_flows({a: 1e6}, 1e6) == []
 
 
-def test_inter_pod_search_is_linear_over_cores(sched):
-    p = sched.notify(f('10.0.0.2', '10.2.1.3'))
-    assert p.via == 'c1_1'
-    assert p.links == (('e0_0', 'a0_2'), ('a0_2', 'c1_1'), ('c1_1', 'a2_2'), ('a2_2', 'e2_1'))
-    assert p.ports == (('e0_0', 2), ('a0_2', 2))
-    # a second flow out of the same edge cannot share e0_0->a0_2: core (1,*) is out
-    q = sched.notify(f('10.0.0.3', '10.3.0.2'))
-    assert q.via == 'c2_1' and q.ports == (('e0_0', 3), ('a0_3', 2))
-    # from another pod into pod 2's edge 1: c1_1->a2_2 and a2_2->e2_1 are held
-    r = sched.notify(f('10.1.0.2', '10.2.1.2'))
-    assert r.via == 'c2_1' and r.links[2:] == (('c2_1', 'a2_3'), ('a2_3', 'e2_1'))
+def test_search_is_linear_over_cores_from_the_two_level_one(sched):
+    flow = f('10.0.0.2', '10.2.1.3')  # host ID 3: two-level path e0_0 -> a0_3 -> c2_1
+    assert sched.two_level_via(flow) == 'c2_1'
+    assert [via for via, _, _ in sched.search_order(flow)] == ['c2_1', 'c2_2', 'c1_1', 'c1_2']
+    assert [via for via, _, _ in sched.candidates(flow)] == ['c1_1', 'c1_2', 'c2_1', 'c2_2']
+    # a flow whose own path is free keeps it: nothing moves
+    p = sched.notify(flow)
+    assert p.via == 'c2_1'
+    assert p.links == (('e0_0', 'a0_3'), ('a0_3', 'c2_1'), ('c2_1', 'a2_3'), ('a2_3', 'e2_1'))
+    assert p.ports == (('e0_0', 3), ('a0_3', 2))
+    # the same two-level path out of e0_0: c2_1 and c2_2 need e0_0->a0_3, so
+    # the search wraps around to c1_1
+    q = sched.notify(f('10.0.0.3', '10.3.0.3'))
+    assert q.via == 'c1_1' and q.ports == (('e0_0', 2), ('a0_2', 2))
+    # from another pod into e2_1 by c2_1: c2_1->a2_3 and a2_3->e2_1 are held,
+    # so c2_2 is out too; c1_1 is held only towards pod 3
+    r = sched.notify(f('10.1.0.3', '10.2.1.3'))
+    assert sched.two_level_via(r.flow) == 'c2_1'
+    assert r.via == 'c1_1' and r.links[2:] == (('c1_1', 'a2_2'), ('a2_2', 'e2_1'))
     invariant(sched)
+
+
+def test_edge_reports_large_flows_and_placed_flows_still_sending():
+    a, b, c = f('10.0.0.2', '10.1.0.2'), f('10.0.0.3', '10.1.0.2'), f('10.0.1.2', '10.1.0.3')
+    assert reported_flows({a: 2e6, b: 0.5e6, c: 0.0}, 1e6, placed=set()) == [a]
+    # b backed off below the threshold but holds a reservation: still reported;
+    # c has stopped: its reservation will be collected
+    assert reported_flows({a: 2e6, b: 0.5e6, c: 0.0}, 1e6, placed={b, c}) == [a, b]
 
 
 def test_directions_are_reserved_separately(sched):
@@ -94,7 +110,8 @@ def test_full_fabric_rejects_cleanly_and_retries_later(sched, clock):
     # four core uplinks are then all held: a fifth flow out of pod 0 has no path.
     flows = [f('10.0.0.2', '10.1.0.2'), f('10.0.0.3', '10.1.0.3'),
              f('10.0.1.2', '10.2.0.2'), f('10.0.1.3', '10.2.0.3')]
-    assert [sched.notify(x).via for x in flows] == ['c1_1', 'c2_1', 'c1_2', 'c2_2']
+    # (their own two-level paths: no two share a link)
+    assert [sched.notify(x).via for x in flows] == ['c1_1', 'c2_1', 'c2_2', 'c1_2']
     reserved_before = dict(sched.reserved)
     extra = f('10.0.0.2', '10.3.1.2', dport=5202)
     assert sched.notify(extra) is None
