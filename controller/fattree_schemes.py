@@ -122,7 +122,8 @@ class SchedulerScheme(TwoLevelScheme):
 
     def __init__(self, app, conf):
         super().__init__(app, conf)
-        self.scheduler = FlowScheduler(self.topo, conf['gc_timeout'], time.monotonic)
+        self.scheduler = FlowScheduler(self.topo, conf['gc_timeout'], time.monotonic,
+                                       rearrange=conf['rearrange'])
         self.threshold_bps = conf['threshold'] * self.capacity_bps
         self.meters = {}
         self.rates = {}  # edge -> {flow: bit/s} as last measured
@@ -140,18 +141,26 @@ class SchedulerScheme(TwoLevelScheme):
     def new_flow(self, switch, flow, msg):
         self.app.install_flow(switch, flow_rule(flow, self._placed_port(switch, flow)))
 
-    def _install(self, placement):
+    def _install(self, placement, old_ports=None):
+        """Install a placement; entries a moved flow no longer uses go."""
         self.app.logger.info('scheduler: %s via %s', placement.flow, placement.via)
         for switch, port in placement.ports:
             self.app.install_flow(switch, flow_rule(placement.flow, port))
+        self._remove_unused(placement.flow, old_ports or {}, dict(placement.ports))
+
+    def _remove_unused(self, flow, old_ports, new_ports):
+        for switch, port in old_ports.items():
+            if switch not in new_ports:
+                self.app.remove_flow(switch, flow_rule(flow, port))
 
     def counters(self, switch, counters, now):
         rates = self.meters.setdefault(switch, RateMeter()).update(now, counters)
         self.rates[switch] = rates
         for flow in reported_flows(rates, self.threshold_bps, self.scheduler.placements):
-            placement = self.scheduler.notify(flow)
-            if placement is not None:
-                self._install(placement)
+            before = dict(self.scheduler.placements)
+            for placement in self.scheduler.notify(flow):
+                old = before.get(placement.flow)
+                self._install(placement, dict(old.ports) if old else None)
 
     def tick(self):
         for placement in self.scheduler.collect():
@@ -167,16 +176,12 @@ class SchedulerScheme(TwoLevelScheme):
             for change in self.scheduler.link_down(*sorted(link)):
                 old_ports = dict(before[change.flow].ports)
                 if change.placement is not None:
-                    self._install(change.placement)
-                    new_ports = dict(change.placement.ports)
+                    self._install(change.placement, old_ports)
                 else:  # back to the two-level path, which avoids the failure
                     self.app.logger.info('scheduler: %s released (link down)', change.flow)
                     edge = before[change.flow].ports[0][0]
                     self.app.install_flow(edge, flow_rule(change.flow, None))
-                    new_ports = {edge: None}
-                for switch, port in old_ports.items():  # entries the flow no longer uses
-                    if switch not in new_ports:
-                        self.app.remove_flow(switch, flow_rule(change.flow, port))
+                    self._remove_unused(change.flow, old_ports, {edge: None})
         self.failed = failed
 
     def state(self):

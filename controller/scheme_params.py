@@ -13,11 +13,14 @@ gc_timeout (s a large flow may go unreported before its reservation is
 freed, 3), flow_idle (whole s a per-flow entry outlives its last packet, 5),
 max_moves (classifier moves per switch per round, 3), tolerance (as a
 fraction of link capacity: the load difference the classifier leaves alone,
-and the rate up to which it never moves a flow, 0.1).
+and the rate up to which it never moves a flow, 0.1), rearrange (reserved
+flows the scheduler may move to make room for a flow with no free path, 8;
+0 is the paper's plain search).
 """
 SCHEME_NAMES = ('twolevel', 'ecmp', 'classifier', 'scheduler')
 DEFAULTS = {'scheme': 'twolevel', 'period': 1.0, 'link_mbps': 10.0, 'threshold': 0.1,
-            'gc_timeout': 3.0, 'flow_idle': 5, 'max_moves': 3, 'tolerance': 0.1}
+            'gc_timeout': 3.0, 'flow_idle': 5, 'max_moves': 3, 'tolerance': 0.1,
+            'rearrange': 8}
 
 
 class SchemeParameterError(ValueError):
@@ -39,6 +42,10 @@ def scheme_config(params):
         raise SchemeParameterError('flow_idle (OVS timeouts are whole seconds) and max_moves '
                                    'must be integers, got %r and %r'
                                    % (conf['flow_idle'], conf['max_moves']))
+    if isinstance(conf['rearrange'], bool) or not isinstance(conf['rearrange'], int) \
+            or conf['rearrange'] < 0:
+        raise SchemeParameterError('rearrange must be a non-negative integer, got %r'
+                                   % (conf['rearrange'],))
     if isinstance(conf['tolerance'], bool) or not isinstance(conf['tolerance'], (int, float)) \
             or not 0 <= conf['tolerance'] < 1:
         raise SchemeParameterError('tolerance must be in [0, 1), got %r' % (conf['tolerance'],))

@@ -53,9 +53,11 @@ def test_bypass_new_flow_and_ecmp_rules():
 def test_scheme_parameters():
     assert scheme_config({'k': 4}) == DEFAULTS
     assert scheme_config({'scheme': 'scheduler', 'link_mbps': 2})['link_mbps'] == 2
+    assert scheme_config({'rearrange': 0})['rearrange'] == 0  # the paper's plain search
     for params, message in [({'scheme': 'vl2'}, 'unknown scheme'), ({'period': 0}, 'period'),
                             ({'flow_idle': 1.5}, 'whole seconds'), ({'tolerance': 1}, 'tolerance'),
-                            ({'threshold': True}, 'threshold')]:
+                            ({'threshold': True}, 'threshold'), ({'rearrange': -1}, 'rearrange'),
+                            ({'rearrange': 2.5}, 'rearrange')]:
         with pytest.raises(SchemeParameterError, match=message):
             scheme_config(params)
 
@@ -95,7 +97,7 @@ def test_scheduler_placements_steer_colliding_flows_onto_disjoint_cores(bridges)
                  for s, d in (('h0_0_2', 'h1_0_2'), ('h0_0_3', 'h2_1_2'))]
     assert cores(two_level[0]) == cores(two_level[1]) == ['c1_1']  # they collide by default
     scheduler = FlowScheduler(TOPO, 3, lambda: 0.0)
-    placed = {f: scheduler.notify(f) for f in (F1, F2)}
+    placed = {f: scheduler.notify(f)[0] for f in (F1, F2)}
     per_switch = {}
     for flow, placement in placed.items():
         for switch, port in placement.ports:
