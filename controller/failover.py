@@ -122,6 +122,18 @@ def _covers(outer, inner):
             and ip_to_int(inner[0]) & left_mask(outer[1]) == ip_to_int(outer[0]))
 
 
+def avoided_for(tags, ip):
+    """The up-ports a switch with avoidance ``tags`` (one switch's entry of
+    ``avoidance``) must not use towards ``ip``: every tagged prefix holding
+    it counts, the /0 of its own dead links included."""
+    address = ip_to_int(ip)
+    avoided = set()
+    for (network, length), ports in tags.items():
+        if address & left_mask(length) == ip_to_int(network):
+            avoided |= ports
+    return avoided
+
+
 def usable_port(base, avoided, half):
     """The up-port a host-ID suffix uses: its Algorithm 1 port, or the next
     one (cyclically) that is not avoided; None if every up-port is."""

@@ -20,6 +20,7 @@ from ryu.lib.packet import ipv4, packet, tcp, udp
 from ryu.ofproto import ofproto_v1_3 as ofproto
 
 from controller import ofp
+from controller.failover import avoidance
 from controller.fattree_rest import VIEW_KEY, FatTreeRest, StateView
 from controller.flow_classifier import FlowClassifier, FlowKey, RateMeter
 from controller.flow_scheduler import FlowScheduler, reported_flows
@@ -101,11 +102,17 @@ class ClassifierScheme(TwoLevelScheme):
         rates = self.meters.setdefault(switch, RateMeter()).update(now, counters)
         self.classifier.update(switch, rates)
 
-    def tick(self):
-        for move in self.classifier.rebalance():
-            self.app.logger.info('classifier: %s %s port %d -> %d', move.switch, move.flow,
+    def _apply(self, moves):
+        for move in moves:
+            self.app.logger.info('classifier: %s %s port %s -> %s', move.switch, move.flow,
                                  move.old_port, move.new_port)
             self.app.install_flow(move.switch, flow_rule(move.flow, move.new_port))
+
+    def tick(self):
+        self._apply(self.classifier.rebalance())
+
+    def links_changed(self, failed):
+        self._apply(self.classifier.set_failures(avoidance(self.topo, failed)))
 
     def state(self):
         return {'switches': self.classifier.state()}

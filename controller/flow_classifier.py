@@ -12,8 +12,18 @@ a bounded number of times.
 
 Rates are in bit/s; they come from the switches' per-flow byte counters
 through ``RateMeter``.
+
+Failures (section 3.8): a per-flow entry names its output port and so
+overrides the two-level tables and their failure broadcast. Each switch
+therefore takes the broadcast's avoidance tags (controller.failover): a flow
+is only ever on an upward port that is not avoided for its destination; when
+the tags change, flows on a port that became avoided move to the least
+loaded allowed one, or to the two-level tables (``None``) when no port is
+allowed; rebalancing runs over the live ports only.
 """
 from dataclasses import dataclass
+
+from controller.failover import ALL, avoided_for
 
 PROTOCOLS = {6: 'tcp', 17: 'udp'}
 
@@ -62,7 +72,8 @@ class RateMeter:
 
 @dataclass(frozen=True)
 class Move:
-    """A flow reassigned from one upward port of ``switch`` to another."""
+    """A flow reassigned from one upward port of ``switch`` to another
+    (``new_port`` None: to the two-level tables, no upward port allowed)."""
     switch: str
     flow: FlowKey
     old_port: int
@@ -80,6 +91,15 @@ class PortBalancer:
         self.port_of = {}  # flow -> port
         self.rate = {}  # flow -> bit/s (0 until measured)
         self.unmeasured = set()  # assigned since the last measurement
+        self.avoid = {}  # the failure broadcast's tags: {(network, length): ports}
+
+    def allowed(self, flow):
+        """The upward ports the flow may use under the current failures."""
+        avoided = avoided_for(self.avoid, flow.dst)
+        return [p for p in self.ports if p not in avoided]
+
+    def live_ports(self):
+        return [p for p in self.ports if p not in self.avoid.get(ALL, ())]
 
     def loads(self):
         """{port: aggregate bit/s of its flows} for every upward port."""
@@ -89,20 +109,41 @@ class PortBalancer:
         return loads
 
     def assign(self, flow):
-        """The flow's port: its existing one, else the least-loaded port
-        (ties: fewest flows, then lowest port) -- new flows have no measured
-        rate yet, so a burst of them is spread by count."""
+        """The flow's port: its existing one, else the least-loaded allowed
+        port (ties: fewest flows, then lowest port) -- new flows have no
+        measured rate yet, so a burst of them is spread by count. None (not
+        tracked) when failures leave the flow no allowed port."""
         if flow in self.port_of:
             return self.port_of[flow]
+        allowed = self.allowed(flow)
+        if not allowed:
+            return None
         loads = self.loads()
         counts = dict.fromkeys(self.ports, 0)
         for port in self.port_of.values():
             counts[port] += 1
-        port = min(self.ports, key=lambda p: (loads[p], counts[p], p))
+        port = min(allowed, key=lambda p: (loads[p], counts[p], p))
         self.port_of[flow] = port
         self.rate[flow] = 0.0
         self.unmeasured.add(flow)
         return port
+
+    def set_avoided(self, tags):
+        """New avoidance tags; returns the Moves of the flows whose port
+        they forbid (in flow order, each to the then least-loaded allowed
+        port)."""
+        self.avoid = {prefix: frozenset(ports) for prefix, ports in tags.items()}
+        moves = []
+        for flow, port in sorted(self.port_of.items()):
+            if port not in self.allowed(flow):
+                rate = self.rate.pop(flow)
+                del self.port_of[flow]
+                self.unmeasured.discard(flow)
+                new_port = self.assign(flow)
+                if new_port is not None:
+                    self.rate[flow] = rate
+                moves.append(Move(self.switch, flow, port, new_port))
+        return moves
 
     def update(self, rates):
         """New measurements {flow: bit/s} of the flows on the switch; a
@@ -120,15 +161,17 @@ class PortBalancer:
         streams, measurement noise) are never moved -- reordering them buys
         nothing -- and the loop stops when D <= tolerance or no flow fits."""
         moves = []
-        for _ in range(max_moves):
+        live = self.live_ports()
+        for _ in range(max_moves if len(live) > 1 else 0):
             loads = self.loads()
-            pmax = max(self.ports, key=lambda p: (loads[p], -p))
-            pmin = min(self.ports, key=lambda p: (loads[p], p))
+            pmax = max(live, key=lambda p: (loads[p], -p))
+            pmin = min(live, key=lambda p: (loads[p], p))
             spread = loads[pmax] - loads[pmin]
             if spread <= tolerance:
                 break
             candidates = [f for f, p in self.port_of.items()
-                          if p == pmax and tolerance < self.rate[f] < spread]
+                          if p == pmax and tolerance < self.rate[f] < spread
+                          and pmin in self.allowed(f)]
             if not candidates:
                 break
             flow = max(candidates, key=lambda f: (self.rate[f], f))
@@ -167,6 +210,14 @@ class FlowClassifier:
 
     def update(self, switch, rates):
         self.balancer(switch).update(rates)
+
+    def set_failures(self, avoid):
+        """The failure broadcast's tags for every switch (controller.failover.
+        avoidance); returns the Moves they force, in switch-name order."""
+        moves = []
+        for name in sorted(self.switches):
+            moves += self.switches[name].set_avoided(avoid.get(name, {}))
+        return moves
 
     def rebalance(self):
         """Moves for every pod switch, in switch-name order."""

@@ -96,8 +96,11 @@ def phase_stats(blocks, phases, crossing, period, settle_s=1.0, outage_s=2.0):
     of ``outage_s`` seconds and at least three consecutive blocks), and loss/hops/latency of crossing
     vs other pairs. Hops and latency count blocks sent ``settle_s`` after the
     phase began (OVS revalidates its cached flows asynchronously, so a few
-    blocks right after a change may still take the old path);
-    ``transition_hops`` and ``settled_after_s`` show that transition."""
+    blocks right after a change may still take the old path) and delivered
+    before it ended: on an overloaded machine a block can wait a second in
+    the switches' queues and be forwarded after the next change, with the
+    next phase's hops (``arrived_after_end`` counts them);
+    ``transition_hops`` and ``settled_after_s`` show the transitions."""
     result = {}
     for index, (phase, begin) in enumerate(phases):
         end = phases[index + 1][1] if index + 1 < len(phases) else float('inf')
@@ -108,13 +111,14 @@ def phase_stats(blocks, phases, crossing, period, settle_s=1.0, outage_s=2.0):
         for group, members in (('crossing', [b for b in mine if (b['src'], b['dst']) in crossing]),
                                ('other', [b for b in mine if (b['src'], b['dst']) not in crossing])):
             ok = [b for b in members if b['ok']]
-            settled = [b for b in ok if b['sent'] >= begin + settle_s]
+            in_phase = [b for b in ok if b['sent'] + b['lat_us'] / 1e6 < end]
+            settled = [b for b in in_phase if b['sent'] >= begin + settle_s]
             hops = sorted({64 - b['ttl'] for b in settled})
-            odd = [b['sent'] - begin for b in ok if 64 - b['ttl'] not in hops]
+            odd = [b['sent'] - begin for b in in_phase if 64 - b['ttl'] not in hops]
             latency = [b['lat_us'] for b in settled]
             stats[group] = {'pairs': len({(b['src'], b['dst']) for b in members}), 'hops': hops,
-                            'lost_blocks': len(members) - len(ok),
-                            'transition_hops': sorted({64 - b['ttl'] for b in ok} - set(hops)),
+                            'lost_blocks': len(members) - len(ok), 'arrived_after_end': len(ok) - len(in_phase),
+                            'transition_hops': sorted({64 - b['ttl'] for b in in_phase} - set(hops)),
                             'settled_after_s': round(max(odd), 2) if odd else 0.0,
                             'mean_hops': round(statistics.mean(64 - b['ttl'] for b in settled), 2)
                             if settled else None,

@@ -1,6 +1,7 @@
 """Flow classification (section 3.6): assignment, rates, the rebalancing heuristic."""
 import pytest
 
+from controller.failover import avoidance, link_key
 from controller.flow_classifier import FlowClassifier, FlowKey, Move, PortBalancer, RateMeter
 from topologies.fattree import FatTree
 
@@ -108,3 +109,51 @@ def test_flows_at_or_below_tolerance_are_never_moved():
     # D = 0.9 > tolerance, and the 0.2 and 0.5 flows would fit, but are too small
     assert b.rebalance(max_moves=3, tolerance=0.5 * M) == []
     assert b.rebalance(max_moves=3, tolerance=0.0) == [Move('e0_0', flow(3), 2, 3)]
+
+
+def test_failures_move_flows_off_avoided_ports_and_recovery_leaves_them():
+    topo = FatTree(4)
+    c = FlowClassifier(topo)
+    a, b, d = (FlowKey('10.0.0.2', '10.%d.0.2' % n, 6, 5201) for n in (1, 2, 3))
+    assert [c.assign('a0_2', x) for x in (a, b, d)] == [2, 3, 2]
+    c.update('a0_2', {a: 3 * M, b: 1 * M, d: 1 * M})
+    # a0_2's own link to c1_1 (port 2) dies: a and d move to port 3
+    moves = c.set_failures(avoidance(topo, {link_key('a0_2', 'c1_1')}))
+    assert moves == [Move('a0_2', a, 2, 3), Move('a0_2', d, 2, 3)]
+    assert c.balancer('a0_2').loads() == {2: 0.0, 3: 5 * M}
+    # no rebalancing onto the dead port, new flows avoid it
+    assert c.rebalance() == []
+    assert c.assign('a0_2', FlowKey('10.0.0.3', '10.1.0.3', 6, 1)) == 3
+    # recovery: flows stay where they are (no reordering), the port is usable again
+    assert c.set_failures(avoidance(topo, frozenset())) == []
+    assert c.rebalance() == [Move('a0_2', a, 3, 2)]
+
+
+def test_remote_failure_avoids_the_core_that_lost_the_destination():
+    topo = FatTree(4)
+    c = FlowClassifier(topo)
+    to_pod1 = FlowKey('10.0.0.2', '10.1.0.2', 6, 5201)
+    to_pod2 = FlowKey('10.0.0.2', '10.2.0.2', 6, 5201)
+    assert [c.assign('a0_2', x) for x in (to_pod1, to_pod2)] == [2, 3]
+    # c1_2 (behind a0_2's port 3) lost its link to pod 1: a0_2 must avoid it
+    # for 10.1/16 only; to_pod2 keeps port 3
+    avoid = avoidance(topo, {link_key('a1_2', 'c1_2')})
+    assert c.set_failures(avoid) == []
+    late = FlowKey('10.0.0.3', '10.1.1.3', 6, 5201)
+    c.update('a0_2', {to_pod1: 3 * M, to_pod2: 0.0})
+    assert c.assign('a0_2', late) == 2  # port 3 is less loaded but avoided for pod 1
+    c.update('a0_2', {to_pod1: 3 * M, to_pod2: 0.0, late: 1 * M})
+    assert c.rebalance() == []  # port 2's flows both go to pod 1
+    assert c.set_failures(avoidance(topo, frozenset())) == []
+    assert c.rebalance() == [Move('a0_2', to_pod1, 2, 3)]
+
+
+def test_a_flow_with_no_allowed_port_goes_to_the_two_level_tables():
+    topo = FatTree(4)
+    c = FlowClassifier(topo)
+    x = FlowKey('10.0.0.2', '10.1.0.2', 6, 5201)
+    assert c.assign('a0_2', x) == 2
+    dead = {link_key('a0_2', 'c1_1'), link_key('a0_2', 'c1_2')}
+    assert c.set_failures(avoidance(topo, dead)) == [Move('a0_2', x, 2, None)]
+    assert c.assign('a0_2', FlowKey('10.0.0.3', '10.1.0.3', 6, 1)) is None
+    assert c.balancer('a0_2').port_of == {}
