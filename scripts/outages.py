@@ -26,12 +26,16 @@ RECOVER_AT = 3.0
 
 # (class, element, probe source, probe destination): with Algorithm 1 the
 # h0_0_2 <-> h2_0_2 paths cross e0_0-a0_2 and a0_2-c1_1 in both directions.
+# A control stream on a path no scenario touches (inside pod 1) shows what
+# the emulator itself loses meanwhile: one ovs-vswitchd thread forwards
+# every bridge's packets and also handles the port changes and flow-mods.
 SCENARIOS = [
     ('lower-upper link', ('link', 'e0_0', 'a0_2'), 'h0_0_2', 'h2_0_2'),
     ('upper-core link', ('link', 'a0_2', 'c1_1'), 'h0_0_2', 'h2_0_2'),
     ('upper switch', ('switch', 'a0_2'), 'h0_0_2', 'h2_0_2'),
     ('core switch', ('switch', 'c1_1'), 'h0_0_2', 'h2_0_2'),
 ]
+CONTROL = ('h1_0_2', 'h1_1_2')
 
 
 def probe_cmd(*args):
@@ -39,16 +43,17 @@ def probe_cmd(*args):
 
 
 def run_scenario(fabric, topo, element, a, b, silent):
-    """Probes a->b and b->a while the element fails at FAIL_AT and recovers at RECOVER_AT."""
+    """Probes a->b, b->a and the control pair while the element fails at
+    FAIL_AT and recovers at RECOVER_AT."""
     net = fabric.net
-    receivers = {(a, b): net.get(b).popen(probe_cmd('recv', 7001, '--seconds', PROBE_SECONDS + 1.5)),
-                 (b, a): net.get(a).popen(probe_cmd('recv', 7002, '--seconds', PROBE_SECONDS + 1.5))}
+    streams = {(a, b): 7001, (b, a): 7002, CONTROL: 7003}
+    receivers = {(src, dst): net.get(dst).popen(probe_cmd('recv', port, '--seconds', PROBE_SECONDS + 1.5))
+                 for (src, dst), port in streams.items()}
     time.sleep(0.5)
     start = time.time()
-    senders = [net.get(a).popen(probe_cmd('send', net.get(b).IP(), 7001, '--rate', RATE,
-                                          '--seconds', PROBE_SECONDS)),
-               net.get(b).popen(probe_cmd('send', net.get(a).IP(), 7002, '--rate', RATE,
-                                          '--seconds', PROBE_SECONDS))]
+    senders = [net.get(src).popen(probe_cmd('send', net.get(dst).IP(), port, '--rate', RATE,
+                                            '--seconds', PROBE_SECONDS))
+               for (src, dst), port in streams.items()]
     try:
         time.sleep(max(0, start + FAIL_AT - time.time()))
         failed_at = time.time()
@@ -114,12 +119,16 @@ def main(argv=None):
                 traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], deadline_s=20,
                                        progress=progress)
                 progress('%s %s failure of %s' % (mode, name, ' '.join(element[1:])))
-                for direction, result in run_scenario(fabric, topo, element, a, b, silent).items():
+                results = run_scenario(fabric, topo, element, a, b, silent)
+                control = results.pop('%s->%s' % CONTROL)
+                for direction, result in results.items():
                     rows.append({'class': name, 'element': '-'.join(element[1:]), 'mode': mode,
                                  'direction': direction,
                                  'lost': result['failure']['lost'],
                                  'restored_ms': result['failure']['restored_ms'],
-                                 'lost_on_recovery': result['recovery']['lost']})
+                                 'lost_on_recovery': result['recovery']['lost'],
+                                 'control_lost': control['failure']['lost'],
+                                 'control_restored_ms': control['failure']['restored_ms']})
         reach = [] if args.skip_reachability else single_link_reachability(fabric, topo)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, 'outages.json'), 'w') as f:
@@ -129,11 +138,14 @@ def main(argv=None):
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    print('%-18s %-10s %-7s %-16s %6s %12s %9s' % ('class', 'element', 'mode', 'direction', 'lost',
-                                                  'restored ms', 'lost@rec'))
+    line = '%-18s %-10s %-7s %-16s %6s %12s %9s %13s %12s'
+    print(line % ('class', 'element', 'mode', 'direction', 'lost', 'restored ms', 'lost@rec',
+                  'control lost', 'control ms'))
     for r in rows:
-        print('%-18s %-10s %-7s %-16s %6s %12s %9s' % (r['class'], r['element'], r['mode'], r['direction'],
-                                                       r['lost'], r['restored_ms'], r['lost_on_recovery']))
+        print(line % (r['class'], r['element'], r['mode'], r['direction'], r['lost'], r['restored_ms'],
+                      r['lost_on_recovery'], r['control_lost'], r['control_restored_ms']))
+    print('control: %s->%s, a path no failure touches, probed at the same time: what the emulator '
+          'itself lost while the failure was handled' % CONTROL)
     if reach:
         bad = [r for r in reach if r['unreachable']]
         print('single-link failures: %d links, %d with unreachable pairs' % (len(reach), len(bad)))
