@@ -188,6 +188,9 @@ class Fabric(MininetContext):
             self.started_at = time.time()
             hosts_tx_offload_off(self.net)
             if self.bfd_ms:
+                progress('exact-match datapath flows: megaflows go stale across failures '
+                         '(scripts/faults.py exact_match_datapath)')
+                faults.exact_match_datapath()
                 progress('BFD every %d ms on %d links' % (self.bfd_ms, len(self.model.switch_links())))
                 faults.enable_bfd(self.model, self.bfd_ms)
                 faults.wait_bfd_up(self.model)
