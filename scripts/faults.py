@@ -139,7 +139,7 @@ def exact_match_datapath():
     while its OpenFlow table and ofproto/trace said otherwise
     (`ovs-appctl revalidator/wait` did not fix it, `revalidator/purge`
     did). Seen in 4 of 4 runs of the fault tests after another fabric, 0 of
-    3 with exact-match flows. It is daemon-wide and lasts until ovs-vswitchd
+    5 with exact-match flows. It is daemon-wide and lasts until ovs-vswitchd
     restarts; exact-match flows only cost more upcalls."""
     _sh('ovs-appctl', 'upcall/disable-megaflows')
 
