@@ -126,10 +126,9 @@ def avoided_for(tags, ip):
     """The up-ports a switch with avoidance ``tags`` (one switch's entry of
     ``avoidance``) must not use towards ``ip``: every tagged prefix holding
     it counts, the /0 of its own dead links included."""
-    address = ip_to_int(ip)
     avoided = set()
-    for (network, length), ports in tags.items():
-        if address & left_mask(length) == ip_to_int(network):
+    for prefix, ports in tags.items():
+        if _covers(prefix, (ip, 32)):
             avoided |= ports
     return avoided
 

@@ -74,6 +74,16 @@ class ListeningController(RemoteController):
         pass
 
 
+def end_process(process, grace_s=10):
+    """SIGTERM, then SIGKILL if it has not exited within ``grace_s``."""
+    process.terminate()
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class Controller:
     """A dcfabric controller (python -m controller.manager) as a subprocess."""
 
@@ -115,32 +125,41 @@ class Controller:
         """Stop the controller; its log is kept only if it had died by itself."""
         crashed = self.process is not None and self.process.poll() is not None
         if self.process and not crashed:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            end_process(self.process)
         if not crashed and os.path.exists(self.log_path):
             os.unlink(self.log_path)
 
 
 class MininetContext:
-    """What every emulated fabric runner shares: ``with`` always stops the
-    network, and nodes are looked up by the model's names."""
+    """What every emulated fabric runner shares: ``with`` starts it and, if
+    starting fails part-way or the block ends, stops the network and then
+    releases whatever else the runner holds; nodes are looked up by the
+    model's names. A runner implements ``start()`` and ``release()``."""
     model = None
     net = None
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     def __exit__(self, *exc):
         self.stop()
         return False
 
-    def stop_network(self):
-        if self.net is not None:
-            self.net.stop()
-            self.net = None
+    def stop(self):
+        try:
+            if self.net is not None:
+                self.net.stop()
+                self.net = None
+        finally:
+            self.release()
 
-    def host(self, name):
+    def node(self, name):
+        """The Mininet host or switch the model calls ``name``."""
         self.model.node(name)
         return self.net.get(name)
 
@@ -164,44 +183,36 @@ class Fabric(MininetContext):
         self.started_at = None  # when net.start() returned
         self.log_level = log_level
 
-    def __enter__(self):
+    def start(self):
         check_machine()
         terminate_on_sigterm()
         setLogLevel(self.log_level)
-        try:
-            if self.controller:
-                self.controller.start()
-            link_opts, link_class = None, Link
-            if self.bw:
-                # TCLink would turn offloads back on: keep them off (DESIGN.md).
-                link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink
-            topo = ModelTopo(self.model, link_opts=link_opts)
-            self.net = Mininet(topo=topo, switch=UserOVSSwitch, link=link_class, build=False,
-                               controller=None, autoSetMacs=False, autoStaticArp=False)
-            self.net.addController(ListeningController('c0', ip='127.0.0.1', port=self.ofp_port))
-            progress('building %s: %d switches, %d hosts, %d links'
-                     % (self.model.name, len(self.model.switches), len(self.model.hosts),
-                        len(self.model.links)))
-            self.net.build()
-            progress('starting switches')
-            self.net.start()
-            self.started_at = time.time()
-            hosts_tx_offload_off(self.net)
-            if self.bfd_ms:
-                progress('exact-match datapath flows: megaflows go stale across failures '
-                         '(scripts/faults.py exact_match_datapath)')
-                faults.exact_match_datapath()
-                progress('BFD every %d ms on %d links' % (self.bfd_ms, len(self.model.switch_links())))
-                faults.enable_bfd(self.model, self.bfd_ms)
-                faults.wait_bfd_up(self.model)
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        if self.controller:
+            self.controller.start()
+        link_opts, link_class = None, Link
+        if self.bw:
+            # TCLink would turn offloads back on: keep them off (DESIGN.md).
+            link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink
+        topo = ModelTopo(self.model, link_opts=link_opts)
+        self.net = Mininet(topo=topo, switch=UserOVSSwitch, link=link_class, build=False,
+                           controller=None, autoSetMacs=False, autoStaticArp=False)
+        self.net.addController(ListeningController('c0', ip='127.0.0.1', port=self.ofp_port))
+        progress('building %s: %d switches, %d hosts, %d links'
+                 % (self.model.name, len(self.model.switches), len(self.model.hosts),
+                    len(self.model.links)))
+        self.net.build()
+        progress('starting switches')
+        self.net.start()
+        self.started_at = time.time()
+        hosts_tx_offload_off(self.net)
+        if self.bfd_ms:
+            progress('exact-match datapath flows: megaflows go stale across failures '
+                     '(scripts/faults.py exact_match_datapath)')
+            faults.exact_match_datapath()
+            progress('BFD every %d ms on %d links' % (self.bfd_ms, len(self.model.switch_links())))
+            faults.enable_bfd(self.model, self.bfd_ms)
+            faults.wait_bfd_up(self.model)
 
-    def stop(self):
-        try:
-            self.stop_network()
-        finally:
-            if self.controller:
-                self.controller.stop()
+    def release(self):
+        if self.controller:
+            self.controller.stop()

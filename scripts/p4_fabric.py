@@ -39,7 +39,7 @@ from mininet.node import Switch
 
 from controller.p4_entries import fattree_commands, letflow_commands, sketch_commands
 from scripts import traffic
-from scripts.fabric import MininetContext, hosts_tx_offload_off, terminate_on_sigterm
+from scripts.fabric import MininetContext, end_process, hosts_tx_offload_off, terminate_on_sigterm
 from topologies.fattree import FatTree
 from topologies.mininet_topo import ModelTopo
 from topologies.model import Node, Topology
@@ -219,12 +219,7 @@ class P4Switch(Switch):
 
     def stop(self, deleteIntfs=True):
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            end_process(self.process)
         super().stop(deleteIntfs)
 
 
@@ -238,7 +233,7 @@ class P4Fabric(MininetContext):
         self.net = None
         self.work_dir = None
 
-    def __enter__(self):
+    def start(self):
         if os.geteuid() != 0:
             raise P4Error('a P4 fabric needs root (Mininet creates namespaces and veths)')
         if missing_tools():
@@ -246,38 +241,26 @@ class P4Fabric(MininetContext):
         terminate_on_sigterm()
         setLogLevel(self.log_level)
         self.work_dir = tempfile.mkdtemp(prefix='dcfabric-p4-')
-        try:
-            program = compile_program(self.program, self.work_dir)
-            switch = functools.partial(P4Switch, json=program, commands=self.commands,
-                                       log_dir=self.work_dir)
-            self.net = Mininet(topo=ModelTopo(self.model), switch=switch, link=Link, build=False,
-                               controller=None, autoSetMacs=False, autoStaticArp=False)
-            self.net.build()
-            self.net.start()
-            for node in self.net.switches:
-                node.wait_ready()
-            # one simple_switch_CLI per switch, all at once: each takes a second to start
-            loading = [(node, node.cli(node.commands)) for node in self.net.switches]
-            for node, process in loading:
-                node.finish_cli(process)
-            self.net.staticArp()
-            hosts_tx_offload_off(self.net)
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        program = compile_program(self.program, self.work_dir)
+        switch = functools.partial(P4Switch, json=program, commands=self.commands,
+                                   log_dir=self.work_dir)
+        self.net = Mininet(topo=ModelTopo(self.model), switch=switch, link=Link, build=False,
+                           controller=None, autoSetMacs=False, autoStaticArp=False)
+        self.net.build()
+        self.net.start()
+        for node in self.net.switches:
+            node.wait_ready()
+        # one simple_switch_CLI per switch, all at once: each takes a second to start
+        loading = [(node, node.cli(node.commands)) for node in self.net.switches]
+        for node, process in loading:
+            node.finish_cli(process)
+        self.net.staticArp()
+        hosts_tx_offload_off(self.net)
 
-    def stop(self):
-        try:
-            self.stop_network()
-        finally:
-            if self.work_dir:
-                shutil.rmtree(self.work_dir, ignore_errors=True)
-                self.work_dir = None
-
-    def switch(self, name):
-        self.model.node(name)
-        return self.net.get(name)
+    def release(self):
+        if self.work_dir:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+            self.work_dir = None
 
 
 def decode_report(frame):

@@ -71,15 +71,15 @@ def test_fattree_all_pairs_ping(fattree):
 @pytest.mark.emulation
 def test_fattree_ttl_counts_switches(fattree):
     # Across pods a packet crosses edge, aggregation, core, aggregation, edge.
-    out = fattree.host('p4h0_0_2').cmd('ping -c1 -W2 -t 64 10.3.1.3')
+    out = fattree.node('p4h0_0_2').cmd('ping -c1 -W2 -t 64 10.3.1.3')
     assert 'ttl=59' in out, out
-    out = fattree.host('p4h0_0_2').cmd('ping -c1 -W2 -t 64 10.0.0.3')
+    out = fattree.node('p4h0_0_2').cmd('ping -c1 -W2 -t 64 10.0.0.3')
     assert 'ttl=63' in out, out
 
 
 @pytest.mark.emulation
 def test_fattree_tcp_across_pods(fattree):
-    server, client = fattree.host('p4h3_1_3'), fattree.host('p4h0_0_2')
+    server, client = fattree.node('p4h3_1_3'), fattree.node('p4h0_0_2')
     iperf = server.popen(['iperf3', '-s', '-1', '-p', '5201'])
     try:
         time.sleep(0.5)
@@ -92,7 +92,7 @@ def test_fattree_tcp_across_pods(fattree):
 
 
 def uplink_tx(fabric, leaf, ports=(3, 4)):
-    switch = fabric.switch(leaf)
+    switch = fabric.node(leaf)
     return [int(switch.cmd('cat /sys/class/net/%s-eth%d/statistics/tx_packets' % (leaf, p)))
             for p in ports]
 
@@ -118,7 +118,7 @@ def test_letflow_keeps_a_flowlet_and_repicks_after_a_gap():
     delta = 0.2
     model, commands = letflow_model(delta_us=int(delta * 1e6))
     with P4Fabric(model, 'letflow', commands) as fabric:
-        src = fabric.host('p4h0_2')
+        src = fabric.node('p4h0_2')
         picks = []
         for _ in range(14):
             sent = burst_per_uplink(fabric, src, '10.0.1.2', 40)
@@ -130,13 +130,13 @@ def test_letflow_keeps_a_flowlet_and_repicks_after_a_gap():
         # have probability 2**-13
         assert set(picks) == {0, 1}, picks
         # the member list at run time: one slot (entry handle 0), spine 1
-        fabric.switch('p4leaf0').run_cli([
+        fabric.node('p4leaf0').run_cli([
             'table_set_default LetFlowIngress.config set_config %d 1' % (delta * 1e6),
             'table_modify LetFlowIngress.ecmp_member set_uplink 0 => 4'])
         for _ in range(3):
             time.sleep(3 * delta)
             assert burst_per_uplink(fabric, src, '10.0.1.2', 40) == [0, 40]
-        assert ', 0% packet loss' in fabric.host('p4h1_2').cmd('ping -c1 -W2 10.0.0.3')
+        assert ', 0% packet loss' in fabric.node('p4h1_2').cmd('ping -c1 -W2 10.0.0.3')
 
 
 @pytest.mark.emulation
@@ -159,13 +159,13 @@ def test_sketch_reports_a_heavy_source_once_per_window():
     window, threshold = 4.0, 200000
     model, commands = sketch_model(window_us=int(window * 1e6), threshold_bytes=threshold)
     with P4Fabric(model, 'distda_sketch', commands) as fabric:
-        collector = fabric.host('p4cpu')
+        collector = fabric.node('p4cpu')
         listener = collector.popen([sys.executable, '-m', 'scripts.p4_fabric', 'listen-reports',
                                     'p4cpu-eth0', str(2 * window + 1)], cwd=REPO,
                                    stdout=subprocess.PIPE, text=True)
         try:
             assert 'listening' in listener.stdout.readline()
-            heavy, light = fabric.host('p4src1'), fabric.host('p4src2')
+            heavy, light = fabric.node('p4src1'), fabric.node('p4src2')
             started = time.time()
             # 300 datagrams of 1,428 IPv4 bytes: 428 kB, over the threshold
             send_udp(heavy, '10.0.0.2', count=300, size=1400, interval=0.0005)
