@@ -21,10 +21,10 @@ import json
 import sys
 import time
 
-from controller.scheme_params import SCHEME_NAMES
+from controller.fattree.scheme_params import SCHEME_NAMES
 from topologies.fattree import FatTree, check_k
 
-FATTREE_APP = 'controller.fattree_app'
+FATTREE_APP = 'controller.fattree.app'
 
 
 def _k(text):
@@ -44,8 +44,8 @@ def _positive(kind):
 
 
 def cmd_tables(args):
-    from controller.fattree_rules import rule_counts
-    from controller.twolevel import all_tables
+    from controller.fattree.pipeline import rule_counts
+    from controller.fattree.twolevel import all_tables
     topo = FatTree(args.k)
     tables = all_tables(topo)
     names = [args.switch] if args.switch else [s.name for s in topo.switches]
@@ -58,7 +58,7 @@ def cmd_tables(args):
 
 
 def cmd_controller(args):
-    from controller import manager
+    from controller.ryuapp import manager
     manager.main([FATTREE_APP, '--params', json.dumps(_params(args)), '--ofp-port', str(args.ofp_port),
                   '--rest-port', str(args.rest_port), '--listen', args.listen]
                  + (['--verbose'] if args.verbose else []))
@@ -112,7 +112,7 @@ def cmd_links(args):
 
 
 def cmd_bisection(args):
-    from scripts.bisection import run_from_args
+    from scripts.fattree.bisection import run_from_args
     run_from_args(args)
 
 
@@ -197,12 +197,12 @@ def build_parser():
     p.set_defaults(func=cmd_links)
 
     p = sub.add_parser('bisection', help='bisection-bandwidth experiment (paper section 4, Table 2)')
-    from scripts.bisection import add_arguments
+    from scripts.fattree.bisection import add_arguments
     add_arguments(p)
     p.set_defaults(func=cmd_bisection)
 
     p = sub.add_parser('kevin', help='Kevin de Bruijn fabric: Mininet CLI, greedy LPM tables')
-    from scripts.kevin_experiment import add_cli_arguments
+    from scripts.kevin.experiment import add_cli_arguments
     add_cli_arguments(p)
 
     p = sub.add_parser('tables', help='print two-level tables and rule counts')

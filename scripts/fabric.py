@@ -19,8 +19,8 @@ from mininet.log import setLogLevel
 from mininet.net import Mininet
 from mininet.node import OVSSwitch, RemoteController
 
-from controller.manager import PortInUseError, check_port_free
-from scripts import faults
+from controller.ryuapp.manager import PortInUseError, check_port_free
+from scripts import REPO_ROOT, faults
 from topologies.mininet_topo import ModelTopo
 
 
@@ -85,7 +85,7 @@ def end_process(process, grace_s=10):
 
 
 class Controller:
-    """A dcfabric controller (python -m controller.manager) as a subprocess."""
+    """A dcfabric controller (python -m controller.ryuapp.manager) as a subprocess."""
 
     def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None):
         self.app, self.params = app, params
@@ -99,10 +99,10 @@ class Controller:
             check_port_free('127.0.0.1', self.rest_port, 'REST')
         except PortInUseError as err:
             raise SetupError(str(err)) from None
-        cmd = [sys.executable, '-m', 'controller.manager', self.app, '--params', json.dumps(self.params),
+        cmd = [sys.executable, '-m', 'controller.ryuapp.manager', self.app, '--params', json.dumps(self.params),
                '--ofp-port', str(self.ofp_port), '--rest-port', str(self.rest_port), '--log', self.log_path]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                                        cwd=REPO_ROOT)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.process.poll() is not None:

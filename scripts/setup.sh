@@ -41,7 +41,7 @@ if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ setup.cfg -nt "$s
 fi
 
 # LetFlow's ns-3 load balancer (C++ against the ns3 wheel); rebuilds only when sources changed.
-$PY -m scripts.letflow.build
+$PY -m controller.letflow.build
 
 # Open vSwitch in userspace mode: ovs-ctl skips the missing kernel module.
 if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then

@@ -30,8 +30,8 @@ import numpy as np
 
 from controller.letflow import markov
 from controller.letflow.workloads import poisson_flows, workload
-from scripts.letflow import build
-from scripts.letflow.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
+from controller.letflow import build
+from controller.letflow.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
 
 SCALE = 0.1                      # link rates and flow sizes relative to the paper
 FABRIC_GBPS = 40 * SCALE

@@ -1,0 +1,292 @@
+"""The central flow scheduler of Al-Fares et al. 3.7 as pure logic: no Ryu,
+no Mininet; time comes from an injected clock.
+
+Edge switches start every flow on its default (two-level) path, measure it,
+and report the flows whose rate is past a threshold (``large_flows``). The
+scheduler keeps a boolean reserved/free state for every directed switch-to-
+switch link (links are full duplex: a flow reserves the direction it uses),
+and for a newly reported flow searches linearly:
+
+  inter-pod: the (k/2)^2 core switches in order c1_1, c1_2, ... -- each one
+             fixes the whole path source edge -> aggregation -> core ->
+             destination aggregation -> destination edge;
+  intra-pod: the source pod's k/2 aggregation switches.
+
+The search starts at the flow's current path -- its two-level one -- and
+goes on cyclically from there (the paper does not say where it starts):
+a flow whose own path is free keeps it, since every move reorders a TCP
+flow and costs it a window. The first candidate whose links are all free
+(and up) is reserved, and the
+choice is returned as the output ports to install on the source pod's lower
+(and, inter-pod, upper) switch; the rest of the path is fixed by the
+two-level tables. A flow not reported for ``gc_timeout`` seconds is
+garbage-collected and its links freed.
+
+Beyond the paper, when no candidate is free: first-fit placement in report
+order strands about 2 of 16 flows of a random permutation at k=4 with no
+free path, although a k=4 fat-tree can carry every permutation on
+link-disjoint paths (an exhaustive search finds one every time). So a flow
+with no free path may displace reserved flows, which are re-placed the same
+way in turn (a chain), with at most ``rearrange`` flows moved, fewest
+first; each moved flow again ends on a path of free links. ``rearrange=0``
+is the paper's scheduler. A flow that still finds no path is rejected
+cleanly: nothing is reserved or moved, it stays on its current path, and
+the next report tries again.
+
+Links can be reported down from outside (``link_down``/``link_up``, for the
+BFD failure handling of 3.8): a down link disqualifies every path through
+it, and each reservation through it is re-placed or released.
+"""
+from dataclasses import dataclass
+
+from controller.fattree.twolevel import all_tables
+from topologies.walk import walk
+from topologies.fattree import aggregation_name, core_name, edge_name
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A large flow's reserved path: ``via`` is the core switch (inter-pod)
+    or aggregation switch (intra-pod) that names it, ``links`` the directed
+    (from, to) links reserved, ``ports`` the (switch, model port) choices to
+    install in the source pod, lower switch first."""
+    flow: object
+    via: str
+    links: tuple
+    ports: tuple
+
+    def state(self):
+        return {'flow': str(self.flow), 'via': self.via,
+                'links': ['%s->%s' % link for link in self.links],
+                'ports': {switch: port for switch, port in self.ports}}
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a link failure did to a placed flow: re-placed on ``placement``,
+    or released (``placement`` None: it falls back to two-level routing)."""
+    flow: object
+    placement: Placement = None
+
+
+def large_flows(rates, threshold):
+    """The edge switch's detection: flows whose rate (bit/s) exceeds threshold."""
+    return sorted(flow for flow, rate in rates.items() if rate > threshold)
+
+
+def reported_flows(rates, threshold, placed):
+    """What an edge switch reports each period: its large flows, and the
+    placed flows still sending at any rate -- a TCP flow backing off after
+    a loss stays the same elephant, and dropping its reservation would let
+    another flow onto its path and move it again when it recovers."""
+    return sorted(set(large_flows(rates, threshold))
+                  | {flow for flow, rate in rates.items() if rate > 0 and flow in placed})
+
+
+# Search nodes one rearrangement may visit over all its budgets: bounds the
+# time a report can take on a large, full fabric (a k=4 chain takes dozens).
+SEARCH_NODE_LIMIT = 5000
+
+
+class FlowScheduler:
+
+    def __init__(self, topo, gc_timeout, clock, rearrange=0):
+        if gc_timeout <= 0:
+            raise ValueError('gc_timeout must be positive, got %r' % (gc_timeout,))
+        if isinstance(rearrange, bool) or not isinstance(rearrange, int) or rearrange < 0:
+            raise ValueError('rearrange must be a non-negative integer, got %r' % (rearrange,))
+        self.rearrange = rearrange
+        self.topo = topo
+        self.tables = all_tables(topo)  # where an unplaced flow runs now
+        self.gc_timeout = gc_timeout
+        self.clock = clock
+        self.links = set()  # every directed switch-to-switch link
+        for link in topo.switch_links():
+            self.links.add((link.node_a, link.node_b))
+            self.links.add((link.node_b, link.node_a))
+        self.reserved = {}  # directed link -> flow holding it
+        self.down = set()  # directed links reported down
+        self.placements = {}  # flow -> Placement
+        self.last_seen = {}  # flow -> time of the last report
+        self.rejected = {}  # flow -> time of the last report that found no path
+        self._orders = {}  # flow -> its search order (computed once per flow)
+
+    # -- paths ----------------------------------------------------------
+
+    def _host(self, ip):
+        node = self.topo.by_ip(ip)
+        if node is None or not node.is_host:
+            raise ValueError('%s is not a host of %s' % (ip, self.topo.name))
+        return node
+
+    def candidates(self, flow):
+        """[(via, links, ports)] in the paper's linear search order, from
+        c1_1 (or the pod's first upper switch); empty when source and
+        destination share a lower switch (no choice)."""
+        topo, half = self.topo, self.topo.half
+        src_pod, src_edge, _ = self._host(flow.src).coords
+        dst_pod, dst_edge, _ = self._host(flow.dst).coords
+        edge_s = edge_name(src_pod, src_edge)
+        edge_d = edge_name(dst_pod, dst_edge)
+        result = []
+        if src_pod == dst_pod:
+            if src_edge == dst_edge:
+                return []
+            for z in range(half, topo.k):
+                agg = aggregation_name(src_pod, z)
+                result.append((agg, ((edge_s, agg), (agg, edge_d)),
+                               ((edge_s, topo.port_to(edge_s, agg)),)))
+            return result
+        for j in range(1, half + 1):
+            agg_s = aggregation_name(src_pod, half + j - 1)
+            agg_d = aggregation_name(dst_pod, half + j - 1)
+            for i in range(1, half + 1):
+                core = core_name(j, i)
+                result.append((core, ((edge_s, agg_s), (agg_s, core), (core, agg_d), (agg_d, edge_d)),
+                               ((edge_s, topo.port_to(edge_s, agg_s)),
+                                (agg_s, topo.port_to(agg_s, core)))))
+        return result
+
+    def two_level_via(self, flow):
+        """The core (inter-pod) or upper switch (intra-pod) of the flow's
+        two-level path; None when it has no choice."""
+        src, dst = self._host(flow.src), self._host(flow.dst)
+        hops = walk(self.topo, lambda switch, _, ip: self.tables[switch].lookup(ip),
+                    src.name, dst.name)
+        on_path = {switch for switch, _ in hops}
+        return next((via for via, _, _ in self.candidates(flow) if via in on_path), None)
+
+    def search_order(self, flow):
+        """The candidates from the flow's two-level path on, cyclically."""
+        if flow not in self._orders:
+            candidates = self.candidates(flow)
+            vias = [via for via, _, _ in candidates]
+            start = vias.index(self.two_level_via(flow)) if candidates else 0
+            self._orders[flow] = candidates[start:] + candidates[:start]
+        return self._orders[flow]
+
+    def _usable(self, link):
+        return link not in self.reserved and link not in self.down
+
+    def _reserve(self, placement):
+        for link in placement.links:
+            if link in self.reserved:  # unreachable by construction; guards the invariant
+                raise RuntimeError('%s->%s would be reserved twice' % link)
+            self.reserved[link] = placement.flow
+        self.placements[placement.flow] = placement
+
+    def _place(self, flow):
+        for via, links, ports in self.search_order(flow):
+            if all(self._usable(link) for link in links):
+                placement = Placement(flow, via, links, ports)
+                self._reserve(placement)
+                return placement
+        return None
+
+    def _release(self, flow):
+        placement = self.placements.pop(flow)
+        for link in placement.links:
+            del self.reserved[link]
+        return placement
+
+    def _chain(self, pending, budget, settled, visits):
+        """Place every flow of ``pending`` (the first on a path whose holders
+        go to the back of ``pending``), displacing at most ``budget`` flows
+        in all and none of ``settled`` (already placed in this chain).
+        Depth-first in search order; on failure every change is undone."""
+        if not pending:
+            return True
+        visits[0] += 1
+        if visits[0] > SEARCH_NODE_LIMIT:
+            return False
+        flow, rest = pending[0], pending[1:]
+        for via, links, ports in self.search_order(flow):
+            if any(link in self.down for link in links):
+                continue
+            holders = sorted({self.reserved[link] for link in links if link in self.reserved})
+            if len(holders) > budget or settled & set(holders):
+                continue
+            displaced = [self._release(holder) for holder in holders]
+            self._reserve(Placement(flow, via, links, ports))
+            if self._chain(holders + rest, budget - len(holders), settled | {flow}, visits):
+                return True
+            self._release(flow)
+            for placement in displaced:
+                self._reserve(placement)
+        return False
+
+    def _rearrange(self, flow):
+        """Make room for ``flow`` by moving the fewest reserved flows (at
+        most ``rearrange``): [its Placement, then each moved flow's new
+        one], or [] with nothing changed."""
+        before, visits = dict(self.placements), [0]
+        for budget in range(1, self.rearrange + 1):
+            if self._chain([flow], budget, frozenset(), visits):
+                moved = sorted(f for f, p in before.items() if self.placements[f] != p)
+                return [self.placements[flow]] + [self.placements[f] for f in moved]
+        return []
+
+    # -- the edge switches' reports and garbage collection ---------------
+
+    def notify(self, flow):
+        """An edge switch reports ``flow`` as large. Returns the Placements
+        to install: the flow's own first, then those of the flows moved to
+        make room for it. Empty when nothing changes: already placed (its
+        time is refreshed), no choice (same lower switch), or no path even
+        by rearrangement (recorded in ``rejected``; the flow keeps its path)."""
+        now = self.clock()
+        self.last_seen[flow] = now
+        if flow in self.placements or not self.candidates(flow):
+            return []
+        placement = self._place(flow)
+        changes = [placement] if placement is not None else self._rearrange(flow)
+        if changes:
+            self.rejected.pop(flow, None)
+        else:
+            self.rejected[flow] = now
+        return changes
+
+    def collect(self):
+        """Garbage-collect flows not reported for gc_timeout seconds; returns
+        the released Placements (their links are free again)."""
+        cutoff = self.clock() - self.gc_timeout
+        stale = sorted(f for f, seen in self.last_seen.items() if seen < cutoff)
+        released = []
+        for flow in stale:
+            del self.last_seen[flow]
+            self.rejected.pop(flow, None)
+            self._orders.pop(flow, None)
+            if flow in self.placements:
+                released.append(self._release(flow))
+        return released
+
+    # -- link state from outside (failure handling) ---------------------
+
+    def _directed(self, a, b):
+        if (a, b) not in self.links:
+            raise ValueError('no switch link %s - %s in %s' % (a, b, self.topo.name))
+        return {(a, b), (b, a)}
+
+    def link_down(self, a, b):
+        """Mark the link a-b (both directions) unavailable; every flow placed
+        through it is re-placed on a path without it, or released. Returns
+        the Changes, in flow order."""
+        failed = self._directed(a, b)
+        self.down |= failed
+        hit = sorted(f for f, p in self.placements.items() if failed & set(p.links))
+        for flow in hit:
+            self._release(flow)
+        return [Change(flow, self._place(flow)) for flow in hit]
+
+    def link_up(self, a, b):
+        """The link a-b is usable again (new placements may use it)."""
+        self.down -= self._directed(a, b)
+
+    def state(self):
+        return {
+            'placements': [p.state() for _, p in sorted(self.placements.items())],
+            'rejected': sorted(str(f) for f in self.rejected),
+            'reserved_links': {'%s->%s' % link: str(flow)
+                               for link, flow in sorted(self.reserved.items())},
+            'down_links': sorted('%s->%s' % link for link in self.down),
+        }

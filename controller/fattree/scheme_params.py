@@ -1,0 +1,52 @@
+"""The fat-tree app's routing schemes and their parameters, without Ryu (the
+CLI and tests read them; controller.fattree.schemes_app implements them).
+
+  twolevel    the two-level tables only (sections 3.3-3.5; the default)
+  ecmp        upward ports chosen by an OpenFlow select group (5-tuple hash)
+  classifier  flow classification with periodic rebalancing (3.6)
+  scheduler   large-flow detection at the edges + the central scheduler (3.7)
+
+Parameters (all optional): period (s between counter polls and
+rebalancing/scheduling rounds, default 1), link_mbps (link capacity, default
+10), threshold (large-flow threshold as a fraction of link capacity, 0.1),
+gc_timeout (s a large flow may go unreported before its reservation is
+freed, 3), flow_idle (whole s a per-flow entry outlives its last packet, 5),
+max_moves (classifier moves per switch per round, 3), tolerance (as a
+fraction of link capacity: the load difference the classifier leaves alone,
+and the rate up to which it never moves a flow, 0.1), rearrange (reserved
+flows the scheduler may move to make room for a flow with no free path, 8;
+0 is the paper's plain search).
+"""
+SCHEME_NAMES = ('twolevel', 'ecmp', 'classifier', 'scheduler')
+DEFAULTS = {'scheme': 'twolevel', 'period': 1.0, 'link_mbps': 10.0, 'threshold': 0.1,
+            'gc_timeout': 3.0, 'flow_idle': 5, 'max_moves': 3, 'tolerance': 0.1,
+            'rearrange': 8}
+
+
+class SchemeParameterError(ValueError):
+    pass
+
+
+def scheme_config(params):
+    """The scheme's parameters from the app's JSON params, defaults filled
+    in; a clear error for an unknown scheme or a bad value."""
+    conf = {name: params.get(name, default) for name, default in DEFAULTS.items()}
+    if conf['scheme'] not in SCHEME_NAMES:
+        raise SchemeParameterError('unknown scheme %r; choose one of %s'
+                                   % (conf['scheme'], ', '.join(SCHEME_NAMES)))
+    for name in ('period', 'link_mbps', 'threshold', 'gc_timeout', 'flow_idle', 'max_moves'):
+        value = conf[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise SchemeParameterError('%s must be a positive number, got %r' % (name, value))
+    if not isinstance(conf['flow_idle'], int) or not isinstance(conf['max_moves'], int):
+        raise SchemeParameterError('flow_idle (OVS timeouts are whole seconds) and max_moves '
+                                   'must be integers, got %r and %r'
+                                   % (conf['flow_idle'], conf['max_moves']))
+    if isinstance(conf['rearrange'], bool) or not isinstance(conf['rearrange'], int) \
+            or conf['rearrange'] < 0:
+        raise SchemeParameterError('rearrange must be a non-negative integer, got %r'
+                                   % (conf['rearrange'],))
+    if isinstance(conf['tolerance'], bool) or not isinstance(conf['tolerance'], (int, float)) \
+            or not 0 <= conf['tolerance'] < 1:
+        raise SchemeParameterError('tolerance must be in [0, 1), got %r' % (conf['tolerance'],))
+    return conf

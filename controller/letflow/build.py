@@ -1,0 +1,109 @@
+"""Compile the LetFlow ns-3 simulator and the flowlet-table trace tool.
+
+g++ builds against the headers and shared libraries shipped inside the PyPI
+``ns3`` package (its pkg-config files point at the wheel's build machine, so
+the paths are derived from the installed package instead).  Binaries go to
+``controller/letflow/bin/`` (git-ignored) and are rebuilt only when a source is
+newer, so calling this again is cheap.
+
+    python -m controller.letflow.build [--force]
+"""
+
+import argparse
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SOURCE_DIR = Path(__file__).resolve().parent
+BUILD_DIR = SOURCE_DIR / "bin"
+HEADERS = [SOURCE_DIR / "flowlet_table.h"]
+NS3_MODULES = ["core", "network", "internet", "point-to-point", "applications",
+               "traffic-control"]
+CXXFLAGS = ["-std=c++20", "-O2", "-Wall", "-Wno-unused-parameter"]
+
+
+class BuildError(RuntimeError):
+    """The toolchain or the ns3 package is missing, or compilation failed."""
+
+
+def ns3_root() -> Path:
+    spec = importlib.util.find_spec("ns3")  # locates without the slow import
+    if spec is None or not spec.submodule_search_locations:
+        raise BuildError("the Python package 'ns3' is not installed; "
+                         "install it with: pip install ns3==3.44.post0")
+    root = Path(list(spec.submodule_search_locations)[0])
+    if not (root / "include" / "ns3" / "core-module.h").exists():
+        raise BuildError(f"the ns3 package at {root} has no C++ headers")
+    return root
+
+
+def compiler() -> str:
+    cxx = shutil.which("g++")
+    if cxx is None:
+        raise BuildError("g++ not found; install it with: apt-get install g++")
+    return cxx
+
+
+def _stale(target: Path, sources) -> bool:
+    return not target.exists() or any(s.stat().st_mtime > target.stat().st_mtime for s in sources)
+
+
+def _compile(command, target: Path) -> None:
+    print(f"building {target.name} ...", file=sys.stderr, flush=True)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"compiling {target.name} failed:\n{done.stderr}")
+
+
+def _ns3_libraries(lib_dir: Path):
+    libs = []
+    for module in NS3_MODULES:
+        matches = sorted(lib_dir.glob(f"libns3*-{module}.so"))
+        if not matches:
+            raise BuildError(f"the ns3 package lacks the {module} library in {lib_dir}")
+        libs.append("-l:" + matches[0].name)
+    return libs
+
+
+def trace_tool(force: bool = False) -> Path:
+    """The controlled-clock flowlet table driver (needs only g++)."""
+    target = BUILD_DIR / "flowlet_trace"
+    source = SOURCE_DIR / "flowlet_trace.cc"
+    if force or _stale(target, [source, *HEADERS]):
+        BUILD_DIR.mkdir(exist_ok=True)
+        _compile([compiler(), *CXXFLAGS, str(source), "-o", str(target)], target)
+    return target
+
+
+def simulator(force: bool = False) -> Path:
+    """The ns-3 leaf-spine simulator (needs g++ and the ns3 package)."""
+    target = BUILD_DIR / "letflow_sim"
+    source = SOURCE_DIR / "letflow_sim.cc"
+    if force or _stale(target, [source, *HEADERS]):
+        cxx = compiler()
+        root = ns3_root()
+        lib_dir = root / "lib64"
+        BUILD_DIR.mkdir(exist_ok=True)
+        _compile([cxx, *CXXFLAGS, "-DNS3_LOG_ENABLE", f"-I{root / 'include'}", str(source),
+                  "-o", str(target), f"-L{lib_dir}", f"-Wl,-rpath,{lib_dir}",
+                  *_ns3_libraries(lib_dir)], target)
+    return target
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    args = parser.parse_args(argv)
+    try:
+        print(trace_tool(args.force))
+        print(simulator(args.force))
+    except BuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Ryu app: the K-ary N-Bridge's routing entity (seed 003 section 4) and the
+control channel scripts/nbridge/config_err_board.sh talks to.
+
+Start it with
+    python -m controller.ryuapp.manager controller.nbridge.app --params '{"shape": [4, 3], "q": 1, "hosts": 1}'
+
+REST (bound to 127.0.0.1 by controller.ryuapp.manager):
+  GET  /nbridge                      shape, shielded leaf, connected switches
+  POST /nbridge/leaf/COORDS/error    shield LSW(COORDS), e.g. /nbridge/leaf/13,2/error
+  POST /nbridge/leaf/COORDS/renew    restore its attached roots' exact pre-fault rules
+Answers 200 with what changed once every changed switch has confirmed it
+(barrier), 400 for bad coordinates or verb, 409 for a conflicting state.
+"""
+import json
+
+from ryu.app.wsgi import ControllerBase, Response, WSGIApplication, route
+from ryu.controller import ofp_event
+from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
+from ryu.lib import hub
+
+from controller.ryuapp import ofp
+from controller.ryuapp.fabric_app import FabricApp
+from controller.nbridge.routing import NBridgeRouting, ShieldError, safe_order
+from topologies.nbridge import NBridge, format_coords
+
+APP_KEY = 'nbridge_app'
+
+
+class NBridgeApp(FabricApp):
+    _CONTEXTS = {'wsgi': WSGIApplication}
+    BARRIER_TIMEOUT_S = 10
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.routing = NBridgeRouting(self.topo)
+        self._barriers = {}  # xid -> hub.Event set by the switch's barrier reply
+        kwargs['wsgi'].register(NBridgeRest, {APP_KEY: self})
+
+    def build_topology(self, params):
+        return NBridge(params.get('shape', (4, 3)), params.get('q', 1), params.get('hosts', 1))
+
+    def rules_for(self, switch):
+        return self.routing.rules_for(switch)
+
+    def set_leaf(self, coords, verb):
+        """Shield ('error') or restore ('renew') a leaf; push only the changed
+        rules to the connected roots (a root connecting later gets its whole
+        current state from the base app) and wait until they are in place."""
+        changes = (self.routing.shield if verb == 'error' else self.routing.renew)(coords)
+        for name, (removed, added) in changes.items():
+            datapath = self.datapaths.get(name)
+            if datapath is None:
+                continue
+            for kind, rule in safe_order(removed, added):
+                datapath.send_msg((ofp.flow_add if kind == 'add' else ofp.flow_delete_strict)(datapath, rule))
+        unconfirmed = [name for name, done in self._confirm(
+            [(name, self.datapaths[name]) for name in changes if name in self.datapaths]) if not done]
+        if unconfirmed:
+            self.logger.warning('%s %s: no barrier reply from %s', verb, format_coords(coords), unconfirmed)
+        self.logger.info('%s %s: %s', verb, format_coords(coords),
+                         ', '.join('%s -%d +%d' % (n, len(r), len(a)) for n, (r, a) in sorted(changes.items())))
+        return {name: {'deleted': len(removed), 'added': len(added)}
+                for name, (removed, added) in sorted(changes.items())}
+
+    def _confirm(self, named_datapaths):
+        """[(name, confirmed?)]: a barrier to each switch, then wait for the
+        replies, so that an answer means the rules are in place."""
+        waiting = []
+        for name, datapath in named_datapaths:
+            barrier = ofp.barrier(datapath)
+            datapath.set_xid(barrier)
+            self._barriers[barrier.xid] = event = hub.Event()
+            datapath.send_msg(barrier)
+            waiting.append((name, barrier.xid, event))
+        confirmed = [(name, event.wait(self.BARRIER_TIMEOUT_S)) for name, _, event in waiting]
+        for _, xid, _ in waiting:
+            self._barriers.pop(xid, None)
+        return confirmed
+
+    @set_ev_cls(ofp_event.EventOFPBarrierReply, MAIN_DISPATCHER)
+    def _barrier_reply(self, ev):
+        event = self._barriers.get(ev.msg.xid)
+        if event is not None:
+            event.set()
+
+
+def _json(status, body):
+    return Response(status=status, content_type='application/json', charset='utf-8',
+                    body=(json.dumps(body) + '\n').encode())
+
+
+class NBridgeRest(ControllerBase):
+    VERBS = ('error', 'renew')
+
+    def __init__(self, req, link, data, **config):
+        super().__init__(req, link, data, **config)
+        self.app = data[APP_KEY]
+
+    @route('nbridge', '/nbridge', methods=['GET'])
+    def state(self, req, **kwargs):
+        topo, shielded = self.app.topo, self.app.routing.shielded
+        return _json(200, {'fabric': topo.name, 'shape': topo.shape, 'q': topo.q,
+                           'hosts_per_leaf': topo.hosts_per_leaf,
+                           'shielded': format_coords(shielded) if shielded else None,
+                           'switches': len(topo.switches), 'connected': len(self.app.datapaths)})
+
+    @route('nbridge', '/nbridge/leaf/{coords}/{verb}', methods=['POST'])
+    def set_leaf(self, req, coords, verb, **kwargs):
+        if verb not in self.VERBS:
+            return _json(400, {'error': 'unknown verb %r: use error (shield) or renew (restore)' % verb})
+        try:
+            parsed = self.app.topo.parse_coords(coords)
+            changed = self.app.set_leaf(parsed, verb)
+        except ShieldError as err:
+            return _json(409, {'error': str(err)})
+        except ValueError as err:
+            return _json(400, {'error': str(err)})
+        return _json(200, {'leaf': format_coords(parsed), 'verb': verb, 'changed': changed})

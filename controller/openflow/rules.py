@@ -1,0 +1,117 @@
+"""OpenFlow 1.3 rules as plain data, and their ovs-ofctl rendering.
+
+Routing logic produces ``FlowRule`` values; the Ryu app turns them into
+flow-mods (controller.ryuapp.ofp) and tests install the very same values into real
+bridges with ovs-ofctl (``to_ofctl``). Match fields use OXM names as Ryu's
+OFPMatch takes them; masked values are (value, mask) pairs.
+"""
+from dataclasses import dataclass
+
+ETH_TYPE_IP = 0x0800
+ETH_TYPE_ARP = 0x0806
+
+# Table ids of the dcfabric pipeline (see DESIGN.md): per-flow entries first,
+# then first-level prefixes, then second-level suffixes chosen by metadata.
+TABLE_FLOWS = 0
+TABLE_PREFIX = 1
+TABLE_SUFFIX = 2
+
+# Longest-prefix match by priority: OVS has no LPM of its own.
+PRIORITY_ROUTE_BASE = 1000
+PRIORITY_ARP = 200
+PRIORITY_TO_ROUTING = 100
+PRIORITY_MISS = 0
+
+COOKIE_ROUTING = 0xdcfab00000000001
+
+
+def output(port):
+    return ('output', port)
+
+
+DEC_TTL = ('dec_ttl',)
+TO_CONTROLLER = ('controller',)
+IN_PORT = ('in_port',)
+
+
+@dataclass(frozen=True)
+class FlowRule:
+    """One flow entry: match fields, apply-actions, then optional
+    write-metadata (value, mask) and goto-table. No actions and no goto = drop."""
+    table: int
+    priority: int
+    match: tuple = ()
+    actions: tuple = ()
+    write_metadata: tuple = None
+    goto_table: int = None
+    cookie: int = COOKIE_ROUTING
+
+    @property
+    def match_dict(self):
+        return dict(self.match)
+
+
+@dataclass(frozen=True)
+class Group:
+    """An OpenFlow group: kind 'select', 'fast_failover' or 'all'; buckets are
+    (watch_port or None, actions) pairs. Select and fast-failover buckets with a
+    watch port are skipped while that port is not live."""
+    group_id: int
+    kind: str
+    buckets: tuple
+
+
+def miss_drop(table):
+    """Table-miss entry that drops and so counts what nothing matched."""
+    return FlowRule(table, PRIORITY_MISS)
+
+
+_OFCTL_FIELDS = {'eth_type': 'dl_type', 'ipv4_dst': 'nw_dst', 'ipv4_src': 'nw_src',
+                 'ip_proto': 'nw_proto', 'in_port': 'in_port', 'metadata': 'metadata',
+                 'arp_op': 'arp_op', 'arp_tpa': 'arp_tpa', 'tcp_dst': 'tcp_dst',
+                 'tcp_src': 'tcp_src', 'udp_dst': 'udp_dst', 'udp_src': 'udp_src',
+                 'eth_dst': 'dl_dst', 'eth_src': 'dl_src'}
+
+
+def _ofctl_value(value):
+    if isinstance(value, tuple):
+        return '%s/%s' % tuple(_ofctl_value(v) for v in value)
+    return hex(value) if isinstance(value, int) else str(value)
+
+
+def _ofctl_action(action):
+    kind = action[0]
+    if kind == 'output':
+        return 'output:%d' % action[1]
+    if kind == 'controller':
+        return 'CONTROLLER:65535'
+    if kind == 'in_port':
+        return 'IN_PORT'
+    if kind == 'group':
+        return 'group:%d' % action[1]
+    if kind == 'set_field':
+        return 'set_field:%s->%s' % (_ofctl_value(action[2]), _OFCTL_FIELDS[action[1]])
+    return kind
+
+
+def to_ofctl(rule):
+    """The rule as an ``ovs-ofctl -O OpenFlow13 add-flow`` line."""
+    parts = ['table=%d' % rule.table, 'priority=%d' % rule.priority, 'cookie=%#x' % rule.cookie]
+    # ovs-ofctl reads in_port=0x1 as a port *name*: port numbers go in decimal.
+    parts += ['%s=%s' % (_OFCTL_FIELDS[name], value if name == 'in_port' else _ofctl_value(value))
+              for name, value in rule.match]
+    instructions = [_ofctl_action(a) for a in rule.actions]
+    if rule.write_metadata is not None:
+        instructions.append('write_metadata:%#x/%#x' % rule.write_metadata)
+    if rule.goto_table is not None:
+        instructions.append('goto_table:%d' % rule.goto_table)
+    return ','.join(parts) + ',actions=' + (','.join(instructions) or 'drop')
+
+
+def group_to_ofctl(group):
+    """The group as an ``ovs-ofctl -O OpenFlow13 add-group`` line."""
+    buckets = []
+    for watch_port, actions in group.buckets:
+        watch = 'watch_port:%d,' % watch_port if watch_port is not None else ''
+        buckets.append('bucket=%sactions=%s' % (watch, ','.join(_ofctl_action(a) for a in actions)))
+    return 'group_id=%d,type=%s,%s' % (group.group_id, group.kind, ','.join(buckets))

@@ -1,0 +1,108 @@
+"""Controller + Mininet k=4 fat-tree on userspace OVS: reachability, TCP
+between pods, and state that survives reconnects and controller restarts.
+One fabric is shared by every test of this module."""
+import re
+import subprocess
+import time
+
+import pytest
+
+from scripts import traffic
+from scripts.fabric import Fabric
+from tests.conftest import free_port
+from topologies.fattree import FatTree
+
+pytestmark = pytest.mark.emulation
+
+
+@pytest.fixture(scope='module')
+def k4(require_ovs):
+    topo = FatTree(4)
+    with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=free_port(),
+                rest_port=free_port()) as fabric:
+        traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
+        yield topo, fabric
+
+
+def flows(switch):
+    out = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', switch],
+                         capture_output=True, text=True, check=True).stdout
+    return sorted(line.strip() for line in out.splitlines() if 'priority' in line)
+
+
+def max_flow_age(switch):
+    out = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', 'dump-flows', switch],
+                         capture_output=True, text=True, check=True).stdout
+    return max(float(age) for age in re.findall(r'duration=([\d.]+)s', out))
+
+
+def wait_reinstalled(switch, since, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if flows(switch) and max_flow_age(switch) < time.time() - since:
+            return
+        time.sleep(0.2)
+    raise AssertionError('%s was not reinstalled within %ds' % (switch, timeout))
+
+
+def test_all_pairs_ping_without_loss(k4):
+    topo, fabric = k4
+    results = traffic.reachability(fabric.net, [h.name for h in topo.hosts], retries=0)
+    assert len(results) == 16 * 15
+    assert all(results.values()), [pair for pair, ok in results.items() if not ok]
+
+
+def test_path_length_visible_in_ttl(k4):
+    _, fabric = k4
+    assert traffic.ping_ttl(fabric.net, 'h0_0_2', 'h0_0_3') == 63
+    assert traffic.ping_ttl(fabric.net, 'h0_0_2', 'h0_1_2') == 61
+    assert traffic.ping_ttl(fabric.net, 'h0_0_2', 'h2_1_3') == 59
+
+
+def test_tcp_between_pods(k4):
+    _, fabric = k4
+    report = traffic.iperf3(fabric.net, 'h0_0_2', 'h3_1_3', seconds=3)
+    assert traffic.received_mbps(report) > 5
+
+
+def test_reconnecting_switch_gets_the_same_rules(k4):
+    _, fabric = k4
+    before = flows('a1_2')
+    assert len(before) == 5 + 3 + 2
+    since = time.time()
+    subprocess.run(['ovs-vsctl', 'del-controller', 'a1_2'], check=True)
+    time.sleep(0.5)
+    subprocess.run(['ovs-vsctl', 'set-controller', 'a1_2', 'tcp:127.0.0.1:%d' % fabric.ofp_port],
+                   check=True)
+    wait_reinstalled('a1_2', since)
+    assert flows('a1_2') == before
+
+
+def test_restarted_controller_reinstalls_the_same_state(k4):
+    topo, fabric = k4
+    before = {s.name: flows(s.name) for s in topo.switches}
+    since = time.time()
+    fabric.controller.stop()
+    fabric.controller.start()
+    for switch in topo.switches:
+        wait_reinstalled(switch.name, since, timeout=30)
+    assert {s.name: flows(s.name) for s in topo.switches} == before
+    results = traffic.reachability(fabric.net, ['h0_0_2', 'h1_1_3', 'h3_0_2'])
+    assert all(results.values())
+
+
+def test_unknown_switch_is_left_alone(k4):
+    _, fabric = k4
+    bridge = 'tstranger'
+    subprocess.run(['ovs-vsctl', '--', '--if-exists', 'del-br', bridge, '--', 'add-br', bridge,
+                    '--', 'set', 'bridge', bridge, 'datapath_type=netdev', 'protocols=OpenFlow13',
+                    'fail_mode=secure', 'other-config:datapath-id=00000000000000ff',
+                    '--', 'set-controller', bridge, 'tcp:127.0.0.1:%d' % fabric.ofp_port], check=True)
+    try:
+        deadline = time.time() + 15
+        while 'unknown dpid 0xff' not in fabric.controller.log_tail(200):
+            assert time.time() < deadline, 'controller never saw the stranger'
+            time.sleep(0.2)
+        assert flows(bridge) == []
+    finally:
+        subprocess.run(['ovs-vsctl', '--if-exists', 'del-br', bridge], check=True)

@@ -1,0 +1,132 @@
+"""Traffic patterns of the bisection experiment, the experiment's summary
+arithmetic and its argument checking."""
+import argparse
+import statistics
+from collections import Counter
+
+import pytest
+
+from controller.fattree.twolevel import all_tables
+from topologies.walk import walk
+from scripts.fattree import bisection
+from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, flows, label, seeded
+from topologies.fattree import FatTree
+
+TOPO = FatTree(4)
+HOSTS = [h.name for h in TOPO.hosts]
+
+
+def where(host):
+    pod, z, host_id = TOPO.node(host).coords
+    return pod, z, host_id
+
+
+@pytest.mark.parametrize('name', PAPER_PATTERNS)
+def test_every_pattern_is_a_permutation_without_fixed_points(name):
+    pairs = seeded(name, TOPO, 3)
+    assert [s for s, _ in pairs] == HOSTS
+    assert sorted(d for _, d in pairs) == sorted(HOSTS)
+    assert all(s != d for s, d in pairs)
+    assert seeded(name, TOPO, 3) == pairs  # a seed reproduces it
+
+
+def test_stride_is_exact():
+    assert seeded('stride-1', TOPO, 0)[:3] == [('h0_0_2', 'h0_0_3'), ('h0_0_3', 'h0_1_2'),
+                                               ('h0_1_2', 'h0_1_3')]
+    assert seeded('stride-8', TOPO, 0)[15] == ('h3_1_3', 'h1_1_3')
+
+
+def test_staggered_categories():
+    assert all(where(s)[:2] == where(d)[:2] for s, d in seeded('staggered-1.0-0.0', TOPO, 1))
+    assert all(where(s)[0] != where(d)[0] for s, d in seeded('staggered-0.0-0.0', TOPO, 1))
+    assert all(where(s)[0] == where(d)[0] and where(s)[1] != where(d)[1]
+               for s, d in seeded('staggered-0.0-1.0', TOPO, 1))
+    # (0.5, 0.3) over many seeds: about half stay under their lower switch
+    same_edge = sum(where(s)[:2] == where(d)[:2]
+                    for seed in range(50) for s, d in seeded('staggered-0.5-0.3', TOPO, seed))
+    assert 0.4 < same_edge / (50 * 16) < 0.6
+
+
+def two_level_link_use(pairs):
+    tables = all_tables(TOPO)
+    use = Counter()
+    for s, d in pairs:
+        for switch, port in walk(TOPO, lambda sw, _, dst: tables[sw].lookup(dst), s, d):
+            use[(switch, TOPO.peer(switch, port)[0])] += 1
+    return use
+
+
+def test_interpod_incoming_collides_on_core_links_under_two_level_routing():
+    pairs = seeded('interpod-incoming', TOPO, 5)
+    assert all(where(s)[0] != where(d)[0] for s, d in pairs)
+    use = two_level_link_use(pairs)
+    into_pods = {link: n for link, n in use.items() if link[0].startswith('c')}
+    assert into_pods and all(n == 2 for n in into_pods.values())
+
+
+def test_sameid_outgoing_shares_lower_switch_uplinks_under_two_level_routing():
+    pairs = seeded('sameid-outgoing', TOPO, 2)
+    by_edge = {}
+    for s, d in pairs:
+        assert where(s)[0] != where(d)[0]
+        by_edge.setdefault(where(s)[:2], set()).add(where(d)[2])
+    assert all(len(ids) == 1 for ids in by_edge.values())
+    use = two_level_link_use(pairs)
+    assert all(use[('e%d_%d' % edge, 'a%d_%d' % (edge[0], 2 + (min(ids) - 2 + edge[1]) % 2))] == 2
+               for edge, ids in by_edge.items())
+
+
+def test_labels_and_bad_patterns():
+    assert [label(p) for p in ('random', 'stride-4', 'staggered-0.5-0.3', 'sameid-outgoing')] == [
+        'Random', 'Stride(4)', 'Staggered Prob (0.5, 0.3)', 'Same-ID Outgoing']
+    with pytest.raises(PatternError, match='unknown traffic pattern'):
+        flows('bogus', TOPO, None)
+    with pytest.raises(PatternError, match='multiple of 16'):
+        flows('stride-16', TOPO, None)
+    with pytest.raises(PatternError, match='at most 1'):
+        flows('staggered-0.8-0.3', TOPO, None)
+
+
+def test_summary_is_relative_to_the_nonblocking_run_of_the_same_flows():
+    config = {'k': 4, 'seed': 1, 'hosts': 16, 'bw': 2.0, 'reps': 2,
+              'schemes': ['nonblocking', 'twolevel'], 'patterns': ['random']}
+    cpu = {'cpu_busy_pct': 50.0, 'ovs_vswitchd_cpu_pct': 20.0}
+    runs = [dict(scheme='nonblocking', pattern='random', rep=0, aggregate_mbps=30.0, **cpu),
+            dict(scheme='nonblocking', pattern='random', rep=1, aggregate_mbps=20.0, **cpu),
+            dict(scheme='twolevel', pattern='random', rep=0, aggregate_mbps=24.0, **cpu),
+            dict(scheme='twolevel', pattern='random', rep=1, aggregate_mbps=18.0, **cpu)]
+    row = bisection.summarize(runs, config)[('random', 'twolevel')]
+    assert row['pct_of_nonblocking'] == pytest.approx(85.0)  # mean of 80% and 90%
+    assert row['pct_of_nonblocking_std'] == pytest.approx(7.0710678)
+    assert row['pct_of_line_rate'] == pytest.approx(100 * 21 / 32)
+    assert row['twolevel_fair_share_pct'] == pytest.approx(statistics.mean(
+        bisection.two_level_fair_share(TOPO, seeded('random', TOPO, seed)) for seed in (1, 2)))
+    table = bisection.format_table(bisection.summarize(runs, config), config)
+    assert 'Random' in table and '85.0 +-  7.1' in table and '[75.0 / 76.3 / 93.5]' in table
+    assert '78.1 line' in table  # the non-blocking switch against hosts x link rate
+
+
+def test_two_level_fair_share_model():
+    # no shared link: every flow at link rate
+    assert bisection.two_level_fair_share(TOPO, seeded('stride-8', TOPO, 1)) == 100.0
+    # every lower switch's two flows share one uplink
+    assert bisection.two_level_fair_share(TOPO, seeded('sameid-outgoing', TOPO, 1)) == 50.0
+    # one collision: two flows on e0_0's uplink to a0_2 get half each, the rest are alone
+    pairs = [('h0_0_2', 'h1_0_2'), ('h0_0_3', 'h2_1_2'), ('h1_1_2', 'h3_1_3')]
+    assert bisection.two_level_fair_share(TOPO, pairs) == pytest.approx(100 * 2 / 3)
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--k', '5'], 'even'), (['--duration', '0'], 'positive'), (['--duration', 'x'], 'not a number'),
+    (['--schemes', 'bogus'], 'invalid choice'), (['--reps', '-1'], 'positive')])
+def test_bad_arguments_are_refused(argv, message, capsys):
+    parser = argparse.ArgumentParser()
+    bisection.add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_pattern_fails_before_any_emulation():
+    with pytest.raises(SystemExit, match='unknown traffic pattern'):
+        bisection.main(['--patterns', 'random', 'nope', '--out', '/nonexistent'])

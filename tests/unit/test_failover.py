@@ -1,0 +1,150 @@
+"""Failure broadcast (section 3.8) over the model: who changes what for each
+failure class, exact reversal, and all-pairs delivery under every single
+link and switch failure."""
+import itertools
+
+import pytest
+
+from controller.fattree.failover import (ALL, avoidance, expand_failures, link_key, tables_with_failures,
+                                 usable_port)
+from controller.fattree.pipeline import compile_table
+from controller.fattree.twolevel import all_tables
+from topologies.walk import RoutingError, walk
+from topologies.fattree import FatTree
+
+
+@pytest.fixture(scope='module', params=[4, 6])
+def topo(request):
+    return FatTree(request.param)
+
+
+def changed_switches(topo, failed):
+    base = {n: compile_table(t) for n, t in all_tables(topo).items()}
+    now = {n: compile_table(t) for n, t in tables_with_failures(topo, failed).items()}
+    return {n for n in base if base[n] != now[n]}
+
+
+def reach_all(topo, failed, dead_switches=()):
+    """Walk every host pair over the tables computed for ``failed``; a hop
+    over a failed link is a loss. Hosts under a dead switch are skipped."""
+    tables = tables_with_failures(topo, failed)
+
+    def forward(switch, _in_port, dst_ip):
+        port = tables[switch].lookup(dst_ip)
+        peer = topo.peer(switch, port) if port is not None else None
+        if peer and link_key(switch, peer[0]) in failed:
+            return None
+        return port
+    hosts = [h.name for h in topo.hosts if topo.host_attachment(h.name)[0] not in dead_switches]
+    for src, dst in itertools.permutations(hosts, 2):
+        walk(topo, forward, src, dst)
+
+
+def test_lower_upper_failure_broadcast(topo):
+    half, k = topo.half, topo.k
+    failed = expand_failures(topo, [('e1_0', 'a1_%d' % half)])
+    avoid = avoidance(topo, failed)
+    subnet = ('10.1.0.0', 24)
+    up = topo.port_to('e1_0', 'a1_%d' % half)
+    # the lower switch stops using the link for everything
+    assert avoid['e1_0'] == {ALL: {up}}
+    # the other lower switches of the pod avoid the upper switch for the subnet
+    for z in range(1, half):
+        assert avoid['e1_%d' % z] == {subnet: {topo.port_to('e1_%d' % z, 'a1_%d' % half)}}
+    # the same-row upper switches of every other pod avoid each affected core;
+    # having no core left, their lower switches avoid them for the subnet
+    for pod in set(range(k)) - {1}:
+        assert avoid['a%d_%d' % (pod, half)] == {subnet: set(range(half, k))}
+        for z in range(half):
+            edge = 'e%d_%d' % (pod, z)
+            assert avoid[edge] == {subnet: {topo.port_to(edge, 'a%d_%d' % (pod, half))}}
+    assert set(avoid) == ({'e1_%d' % z for z in range(half)} | {'a%d_%d' % (p, half) for p in range(k) if p != 1}
+                          | {'e%d_%d' % (p, z) for p in range(k) if p != 1 for z in range(half)})
+    # cores and the other upper switches keep their tables
+    assert changed_switches(topo, failed) == set(avoid)
+
+
+def test_upper_core_failure_broadcast(topo):
+    half, k = topo.half, topo.k
+    failed = expand_failures(topo, [('a2_%d' % half, 'c1_1')])
+    avoid = avoidance(topo, failed)
+    assert avoid['a2_%d' % half] == {ALL: {topo.port_to('a2_%d' % half, 'c1_1')}}
+    for pod in set(range(k)) - {2}:
+        upper = 'a%d_%d' % (pod, half)
+        assert avoid[upper] == {('10.2.0.0', 16): {topo.port_to(upper, 'c1_1')}}
+    assert set(avoid) == {'a%d_%d' % (p, half) for p in range(k)}
+    assert changed_switches(topo, failed) == set(avoid)
+
+
+def test_upper_switch_without_core_links_is_avoided_for_other_pods(topo):
+    half, k = topo.half, topo.k
+    upper = 'a0_%d' % half
+    failed = frozenset(link_key(upper, topo.peer(upper, p)[0]) for p in range(half, k))
+    avoid = avoidance(topo, failed)
+    for z in range(half):
+        edge = 'e0_%d' % z
+        assert avoid[edge] == {('10.%d.0.0' % q, 16): {topo.port_to(edge, upper)} for q in range(1, k)}
+    reach_all(topo, failed)
+    # intra-pod traffic still goes through it
+    tables = tables_with_failures(topo, failed)
+    assert tables['e0_0'].lookup('10.0.1.2') == topo.port_to('e0_0', upper)
+
+
+def test_switch_failure_is_all_its_links(topo):
+    half = topo.half
+    failed = expand_failures(topo, failed_switches=['a0_%d' % half])
+    assert failed == {link_key('a0_%d' % half, peer) for peer in
+                      ['e0_%d' % z for z in range(half)] + ['c1_%d' % i for i in range(1, half + 1)]}
+    with pytest.raises(KeyError, match='unknown node'):
+        expand_failures(topo, failed_switches=['a9_9'])
+
+
+def test_recovery_restores_every_table_exactly(topo):
+    base = {n: compile_table(t) for n, t in all_tables(topo).items()}
+    assert {n: compile_table(t) for n, t in tables_with_failures(topo, frozenset()).items()} == base
+    failed = expand_failures(topo, [('e0_0', 'a0_%d' % topo.half)], ['c1_1'])
+    assert changed_switches(topo, failed)
+    assert changed_switches(topo, frozenset()) == set()
+
+
+def test_every_pair_reaches_under_every_single_link_failure(topo):
+    for link in topo.switch_links():
+        reach_all(topo, frozenset({link_key(link.node_a, link.node_b)}))
+
+
+def test_every_pair_reaches_under_every_switch_failure(topo):
+    for switch in topo.switches:
+        failed = expand_failures(topo, failed_switches=[switch.name])
+        reach_all(topo, failed, dead_switches={switch.name})
+
+
+def test_without_the_broadcast_remote_pods_would_lose_the_subnet(topo):
+    # the paper's literal step (avoid only "the affected core") is not enough
+    failed = frozenset({link_key('e1_0', 'a1_%d' % topo.half)})
+    tables = all_tables(topo)
+
+    def forward(switch, _in, dst_ip):
+        port = tables[switch].lookup(dst_ip)
+        return None if link_key(switch, topo.peer(switch, port)[0]) in failed else port
+    with pytest.raises(RoutingError):
+        for src in [h.name for h in topo.hosts if topo.pod_of(h.name) != 1]:
+            walk(topo, forward, src, 'h1_0_2')
+
+
+def test_usable_port_skips_avoided_cyclically():
+    assert usable_port(2, set(), 2) == 2
+    assert usable_port(2, {2}, 2) == 3
+    assert usable_port(3, {3}, 3) == 4
+    assert usable_port(5, {5}, 3) == 3
+    assert usable_port(2, {2, 3}, 2) is None
+
+
+def test_local_fast_failover_groups_follow_the_usable_ports():
+    topo = FatTree(4)
+    rules, groups = compile_table(tables_with_failures(topo, frozenset())['e0_0'])
+    assert sorted(tuple(b[0] for b in g.buckets) for g in groups) == [(3, 4), (4, 3)]
+    assert all(g.kind == 'fast_failover' for g in groups)
+    failed = frozenset({link_key('e0_0', 'a0_2')})
+    rules, groups = compile_table(tables_with_failures(topo, failed)['e0_0'])
+    assert [tuple(b[0] for b in g.buckets) for g in groups] == []  # one port left: plain output
+    assert {a for r in rules if r.table == 2 and r.priority for a in r.actions} >= {('output', 4)}

@@ -1,0 +1,159 @@
+"""Flow classification (section 3.6): assignment, rates, the rebalancing heuristic."""
+import pytest
+
+from controller.fattree.failover import avoidance, link_key
+from controller.fattree.classifier import FlowClassifier, FlowKey, Move, PortBalancer, RateMeter
+from topologies.fattree import FatTree
+
+M = 1e6
+
+
+def flow(n, dport=5201):
+    return FlowKey('10.0.0.2', '10.%d.0.2' % n, 6, dport)
+
+
+def test_flow_key_validates_and_prints():
+    assert str(FlowKey('10.0.0.2', '10.1.0.3', 6, 5201)) == '10.0.0.2->10.1.0.3 tcp/5201'
+    with pytest.raises(ValueError, match='protocol'):
+        FlowKey('10.0.0.2', '10.1.0.3', 1, 0)
+    with pytest.raises(ValueError, match='port'):
+        FlowKey('10.0.0.2', '10.1.0.3', 17, 70000)
+
+
+def test_rate_meter_uses_age_first_then_deltas_and_forgets_missing():
+    meter = RateMeter()
+    assert meter.update(10.0, {flow(1): (1000, 2.0), flow(2): (0, 0.0)}) == {flow(1): 4000.0, flow(2): 0.0}
+    assert meter.update(11.0, {flow(1): (2250, 3.0)}) == {flow(1): 10000.0}
+    # flow(2) was forgotten: seen again, it is rated by its age; a counter
+    # that went backwards (entry replaced) is too.
+    assert meter.update(12.0, {flow(1): (500, 0.5), flow(2): (100, 1.0)}) == {flow(1): 8000.0, flow(2): 800.0}
+
+
+def test_new_flows_go_to_least_loaded_port_and_stay_there():
+    b = PortBalancer('e0_0', [2, 3])
+    assert b.assign(flow(1)) == 2
+    assert b.assign(flow(2)) == 3  # equal (zero) load: fewest flows
+    b.update({flow(1): 1 * M, flow(2): 5 * M})
+    assert b.assign(flow(3)) == 2
+    assert b.assign(flow(2)) == 3  # a known flow keeps its port
+    assert b.loads() == {2: 1 * M, 3: 5 * M}
+
+
+def test_update_drops_expired_flows_but_not_unmeasured_new_ones():
+    b = PortBalancer('e0_0', [2, 3])
+    b.assign(flow(1))
+    b.assign(flow(2))
+    b.update({flow(2): 3 * M})
+    # flow(1) was assigned after the counters were read: kept, one round
+    assert b.port_of == {flow(1): 2, flow(2): 3}
+    assert b.loads() == {2: 0.0, 3: 3 * M}
+    b.update({flow(2): 3 * M})
+    assert b.port_of == {flow(2): 3}
+
+
+def test_rebalance_moves_largest_flow_smaller_than_difference():
+    b = PortBalancer('a0_2', [2, 3])
+    b.port_of = {flow(1): 2, flow(2): 2, flow(3): 2, flow(4): 3}
+    b.rate = {flow(1): 6 * M, flow(2): 3 * M, flow(3): 2 * M, flow(4): 1 * M}
+    # loads 11 vs 1, D = 10: the 6 Mbit/s flow moves -> 5 vs 7; D = 2 and
+    # no flow on port 3 is below 2 except... flow(4) at 1 -> 6 vs 6.
+    assert b.rebalance(max_moves=3) == [Move('a0_2', flow(1), 2, 3), Move('a0_2', flow(4), 3, 2)]
+    assert b.loads() == {2: 6 * M, 3: 6 * M}
+
+
+def test_rebalance_is_bounded_and_respects_tolerance():
+    b = PortBalancer('e0_0', [2, 3])
+    b.port_of = {flow(n): 2 for n in range(1, 5)}
+    b.rate = {flow(n): 1 * M for n in range(1, 5)}
+    assert len(b.rebalance(max_moves=1)) == 1
+    assert b.loads() == {2: 3 * M, 3: 1 * M}
+    assert b.rebalance(max_moves=3, tolerance=2 * M) == []  # D = 2 is within tolerance
+    assert b.rebalance(max_moves=3) == [Move('e0_0', flow(3), 2, 3)]  # equal rates: highest key first
+
+
+def test_rebalance_leaves_an_unsplittable_imbalance_alone():
+    # One 10 Mbit/s flow against nothing: moving it would only swap the ports.
+    b = PortBalancer('e0_0', [2, 3])
+    b.port_of, b.rate = {flow(1): 2}, {flow(1): 10 * M}
+    assert b.rebalance(max_moves=3) == []
+    # Two equal flows on one port split.
+    b.port_of[flow(2)], b.rate[flow(2)] = 2, 10 * M
+    assert b.rebalance(max_moves=3) == [Move('e0_0', flow(2), 2, 3)]
+
+
+def test_classifier_covers_pod_switches_and_their_upward_ports():
+    topo = FatTree(4)
+    c = FlowClassifier(topo)
+    assert sorted(c.switches) == sorted(s.name for s in topo.switches if s.role != 'core')
+    assert c.switches['a1_3'].ports == (2, 3)
+    with pytest.raises(ValueError, match='not a pod switch'):
+        c.assign('c1_1', flow(1))
+    with pytest.raises(ValueError, match='max_moves'):
+        FlowClassifier(topo, max_moves=0)
+    c.assign('e0_0', flow(1))
+    c.assign('e0_0', flow(2))
+    c.update('e0_0', {flow(1): 4 * M, flow(2): 4 * M})
+    assert c.rebalance() == []
+    c.switches['e0_0'].port_of[flow(2)] = 2
+    assert c.rebalance() == [Move('e0_0', flow(2), 2, 3)]
+    assert c.state() == {'e0_0': {'ports': {'2': 4 * M, '3': 4 * M}, 'flows': [
+        {'flow': str(flow(1)), 'port': 2, 'rate_bps': 4 * M},
+        {'flow': str(flow(2)), 'port': 3, 'rate_bps': 4 * M}]}}
+
+
+def test_flows_at_or_below_tolerance_are_never_moved():
+    # ACK streams and noise: moving them would reorder them for nothing
+    b = PortBalancer('e0_0', [2, 3])
+    b.port_of = {flow(1): 2, flow(2): 2, flow(3): 2, flow(4): 3}
+    b.rate = {flow(1): 6 * M, flow(2): 0.2 * M, flow(3): 0.5 * M, flow(4): 5.8 * M}
+    # D = 0.9 > tolerance, and the 0.2 and 0.5 flows would fit, but are too small
+    assert b.rebalance(max_moves=3, tolerance=0.5 * M) == []
+    assert b.rebalance(max_moves=3, tolerance=0.0) == [Move('e0_0', flow(3), 2, 3)]
+
+
+def test_failures_move_flows_off_avoided_ports_and_recovery_leaves_them():
+    topo = FatTree(4)
+    c = FlowClassifier(topo)
+    a, b, d = (FlowKey('10.0.0.2', '10.%d.0.2' % n, 6, 5201) for n in (1, 2, 3))
+    assert [c.assign('a0_2', x) for x in (a, b, d)] == [2, 3, 2]
+    c.update('a0_2', {a: 3 * M, b: 1 * M, d: 1 * M})
+    # a0_2's own link to c1_1 (port 2) dies: a and d move to port 3
+    moves = c.set_failures(avoidance(topo, {link_key('a0_2', 'c1_1')}))
+    assert moves == [Move('a0_2', a, 2, 3), Move('a0_2', d, 2, 3)]
+    assert c.balancer('a0_2').loads() == {2: 0.0, 3: 5 * M}
+    # no rebalancing onto the dead port, new flows avoid it
+    assert c.rebalance() == []
+    assert c.assign('a0_2', FlowKey('10.0.0.3', '10.1.0.3', 6, 1)) == 3
+    # recovery: flows stay where they are (no reordering), the port is usable again
+    assert c.set_failures(avoidance(topo, frozenset())) == []
+    assert c.rebalance() == [Move('a0_2', a, 3, 2)]
+
+
+def test_remote_failure_avoids_the_core_that_lost_the_destination():
+    topo = FatTree(4)
+    c = FlowClassifier(topo)
+    to_pod1 = FlowKey('10.0.0.2', '10.1.0.2', 6, 5201)
+    to_pod2 = FlowKey('10.0.0.2', '10.2.0.2', 6, 5201)
+    assert [c.assign('a0_2', x) for x in (to_pod1, to_pod2)] == [2, 3]
+    # c1_2 (behind a0_2's port 3) lost its link to pod 1: a0_2 must avoid it
+    # for 10.1/16 only; to_pod2 keeps port 3
+    avoid = avoidance(topo, {link_key('a1_2', 'c1_2')})
+    assert c.set_failures(avoid) == []
+    late = FlowKey('10.0.0.3', '10.1.1.3', 6, 5201)
+    c.update('a0_2', {to_pod1: 3 * M, to_pod2: 0.0})
+    assert c.assign('a0_2', late) == 2  # port 3 is less loaded but avoided for pod 1
+    c.update('a0_2', {to_pod1: 3 * M, to_pod2: 0.0, late: 1 * M})
+    assert c.rebalance() == []  # port 2's flows both go to pod 1
+    assert c.set_failures(avoidance(topo, frozenset())) == []
+    assert c.rebalance() == [Move('a0_2', to_pod1, 2, 3)]
+
+
+def test_a_flow_with_no_allowed_port_goes_to_the_two_level_tables():
+    topo = FatTree(4)
+    c = FlowClassifier(topo)
+    x = FlowKey('10.0.0.2', '10.1.0.2', 6, 5201)
+    assert c.assign('a0_2', x) == 2
+    dead = {link_key('a0_2', 'c1_1'), link_key('a0_2', 'c1_2')}
+    assert c.set_failures(avoidance(topo, dead)) == [Move('a0_2', x, 2, None)]
+    assert c.assign('a0_2', FlowKey('10.0.0.3', '10.1.0.3', 6, 1)) is None
+    assert c.balancer('a0_2').port_of == {}

@@ -1,0 +1,53 @@
+"""Kevin's CLI and the emulated experiment's pure parts: the seed's Figure 4
+table through `dcfabric kevin tables`, clear errors before anything starts,
+the hot-spot elephant choice, and reading a DA link's readiness from the
+controller's state."""
+import pytest
+
+from controller.kevin.routing import KevinRouting
+from scripts.cli import main
+from scripts.kevin.experiment import da_ready_s, pick_elephants
+from topologies.kevin import Kevin
+
+
+def test_kevin_tables_show_the_seed_figure_4_table(capsys):
+    main(['kevin', 'tables', '--tor', '011', '--da', '011:100'])
+    out = capsys.readouterr().out
+    assert '00* -> 2' in out and '0** -> 0,2' in out
+    assert '6 routing entries; bound (ports x d) 3 x 3 = 9' in out
+
+
+@pytest.mark.parametrize('args, message', [
+    (['cli', '--n', '10'], 'must be a power of k_s=2'),
+    (['cli', '--scheduler', 'greedy', '--k-d', '0'], 'no DA spines to schedule'),
+    (['cli', '--scheduler', 'distda', '--delta', '-1'], 'delta must be a number >= 0'),
+    (['cli', '--scheduler', 'bfs', '--period', '0'], 'period must be > 0'),
+    (['tables', '--da', '011:100:1'], 'DA spines 0..0, not 1'),
+    (['tables', '--tor', '012'], 'not a ToR address')])
+def test_bad_kevin_parameters_fail_before_anything_starts(args, message):
+    with pytest.raises(SystemExit, match=message):
+        main(['kevin'] + args)
+
+
+def test_elephants_share_one_static_link_and_no_ports():
+    kevin = Kevin(8, 2, 1)
+    elephants = pick_elephants(kevin, 3)
+    assert len(elephants) == 3
+    assert len({s for s, _ in elephants}) == 3 and len({t for _, t in elephants}) == 3
+    routing = KevinRouting(kevin)
+    links = [set(zip(routing.path(s, t), routing.path(s, t)[1:])) for s, t in elephants]
+    assert set.intersection(*links)
+    assert all(routing.hops(s, t) == kevin.d for s, t in elephants)
+
+
+def test_da_ready_is_the_last_da_link_on_the_final_path():
+    kevin = Kevin(8, 2, 1)
+    state = {'da_links': {
+        'usable': [{'spine': 0, 'source': '011', 'destination': '100'}],
+        'history': [{'spine': 0, 'source': '011', 'destination': '100', 'set_at': 5.0,
+                     'usable_at': 6.0, 'cleared_at': 7.0},
+                    {'spine': 0, 'source': '011', 'destination': '100', 'set_at': 8.0,
+                     'usable_at': 9.5, 'cleared_at': None}]}}
+    # 011 -> 100 -> 001 (seed, Figure 4): the newest record of the link counts
+    assert da_ready_s(kevin, state, ((0, 1, 1), (0, 0, 1)), 2.0) == (3, 7.5)
+    assert da_ready_s(kevin, state, ((0, 0, 0), (1, 1, 1)), 2.0) == (4, None)

@@ -1,0 +1,37 @@
+"""The N-Bridge experiment's per-phase figures (scripts.nbridge.experiment.
+phase_stats): which blocks count for a phase's hops, and failed pairs."""
+from scripts.nbridge.experiment import phase_stats
+
+CROSS = ('10.0.0.1', '10.0.0.2')
+OTHER = ('10.0.0.3', '10.0.0.4')
+
+
+def block(pair, sent, hops, lat_s=0.001, ok=True):
+    return {'src': pair[0], 'dst': pair[1], 'block': int(sent * 10), 'sent': sent, 'ok': ok,
+            'ttl': 64 - hops if ok else None, 'lat_us': lat_s * 1e6 if ok else None}
+
+
+def test_hops_count_blocks_settled_and_delivered_within_the_phase():
+    phases = [('normal', 0.0), ('shielded', 10.0)]
+    blocks = [block(CROSS, 0.2, 7),               # before settling: the old path, a transition
+              block(CROSS, 2.0, 5), block(CROSS, 5.0, 5),
+              block(CROSS, 9.5, 7, lat_s=1.0),    # queued past the change: forwarded after it
+              block(CROSS, 12.0, 7), block(CROSS, 14.0, 9),
+              block(OTHER, 3.0, 3), block(OTHER, 12.0, 3)]
+    stats = phase_stats(blocks, phases, {CROSS: (5, 7)}, period=0.1)
+    normal, shielded = stats['normal']['crossing'], stats['shielded']['crossing']
+    assert normal['hops'] == [5] and normal['arrived_after_end'] == 1
+    assert normal['transition_hops'] == [7] and normal['settled_after_s'] == 0.2
+    assert normal['mean_hops'] == 5 and normal['median_latency_us'] == 1000
+    assert shielded['hops'] == [7, 9] and shielded['arrived_after_end'] == 0
+    assert stats['normal']['other']['hops'] == [3]
+    assert stats['normal']['failed_pairs'] == [] and stats['normal']['lost_blocks'] == 0
+
+
+def test_a_pair_fails_only_on_an_outage_of_consecutive_blocks():
+    phases = [('off', 0.0)]
+    lost = [block(CROSS, 1.0 + 0.5 * i, 0, ok=False) for i in range(4)]      # 2 s, 4 blocks
+    blip = [block(OTHER, 1.0, 0, ok=False), block(OTHER, 1.5, 3), block(OTHER, 2.0, 0, ok=False)]
+    stats = phase_stats(lost + blip, phases, {}, period=0.5)
+    assert stats['off']['failed_pairs'] == [list(CROSS)]
+    assert stats['off']['lost_blocks'] == 6 and stats['off']['pairs_with_loss'] == 2
