@@ -20,6 +20,8 @@ import functools
 from topologies.model import Node, Topology
 
 ROLE_CODES = {'edge': 1, 'aggregation': 2, 'core': 3}
+# Height in the tree: a port faces up when its peer sits higher.
+LAYERS = {'host': 0, 'edge': 1, 'aggregation': 2, 'core': 3}
 K_MIN, K_MAX = 4, 254
 
 
@@ -93,6 +95,17 @@ class FatTree(Topology):
                 for m in range(half):
                     self.add_link(aggregation_name(pod, z), half + m,
                                   core_name(z - half + 1, m + 1), pod)
+
+    def up_ports(self, name):
+        """Ports of a pod switch that face the layer above (the paper's
+        k/2..k-1); a core switch has none."""
+        layer = LAYERS[self.node(name).role]
+        return [p for p in self.ports(name) if LAYERS[self.nodes[self.peer(name, p)[0]].role] > layer]
+
+    def down_ports(self, name):
+        """Ports that face the layer below (hosts, lower or pod switches)."""
+        layer = LAYERS[self.node(name).role]
+        return [p for p in self.ports(name) if LAYERS[self.nodes[self.peer(name, p)[0]].role] < layer]
 
     def switches_of_role(self, role):
         return [n for n in self.switches if n.role == role]

@@ -84,6 +84,7 @@ class Topology:
 
     def __post_init__(self):
         self._peer = {}
+        self._ports = {}  # node -> its cabled ports (kept sorted)
         self._by_dpid = {}
         self._by_ip = {}
 
@@ -104,6 +105,9 @@ class Topology:
                 raise ValueError('port %s:%d already cabled' % end)
         self._peer[(node_a, port_a)] = (node_b, port_b)
         self._peer[(node_b, port_b)] = (node_a, port_a)
+        for name, port in ((node_a, port_a), (node_b, port_b)):
+            self._ports.setdefault(name, []).append(port)
+            self._ports[name].sort()
         link = Link(node_a, port_a, node_b, port_b)
         self.links.append(link)
         return link
@@ -121,7 +125,7 @@ class Topology:
 
     def ports(self, name):
         """Cabled ports of a node, sorted."""
-        return sorted(p for (n, p) in self._peer if n == name)
+        return list(self._ports.get(name, ()))
 
     def port_to(self, name, neighbour):
         """The port of ``name`` cabled to ``neighbour`` (first one if several)."""

@@ -66,3 +66,14 @@ def test_paper_ports_k4():
 def test_unknown_names_list_what_exists():
     with pytest.raises(UnknownNodeError, match='unknown node .e9_9.*a0_2'):
         FatTree(4).node('e9_9')
+
+
+@pytest.mark.parametrize('k', [4, 6])
+def test_up_and_down_ports_are_the_papers_halves(k):
+    topo = FatTree(k)
+    for switch in topo.switches:
+        if switch.role == 'core':
+            assert topo.up_ports(switch.name) == [] and topo.down_ports(switch.name) == list(range(k))
+        else:
+            assert topo.up_ports(switch.name) == list(range(k // 2, k))
+            assert topo.down_ports(switch.name) == list(range(k // 2))
