@@ -21,10 +21,10 @@ import json
 import sys
 import time
 
+from controller.fattree import APP as FATTREE_APP, READY_PATH
 from controller.fattree.scheme_params import SCHEME_NAMES
+from scripts import bfd
 from topologies.fattree import FatTree, check_k
-
-FATTREE_APP = 'controller.fattree.app'
 
 
 def _k(text):
@@ -43,6 +43,16 @@ def _positive(kind):
     return parse
 
 
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('not an integer: %r' % text) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError('must be 0 or more, got %s' % text)
+    return value
+
+
 def cmd_tables(args):
     from controller.fattree.pipeline import rule_counts
     from controller.fattree.twolevel import all_tables
@@ -51,7 +61,7 @@ def cmd_tables(args):
     names = [args.switch] if args.switch else [s.name for s in topo.switches]
     for name in names:
         topo.node(name)
-        prefixes, suffixes, housekeeping = rule_counts(tables[name])
+        prefixes, suffixes, housekeeping = rule_counts(topo, tables[name])
         print(tables[name].format())
         print('  OpenFlow rules: %d prefix + %d suffix + %d housekeeping\n'
               % (prefixes, suffixes, housekeeping))
@@ -74,10 +84,20 @@ def _params(args):
     return params
 
 
+def bfd_interval(args, topo):
+    """--bfd-ms, or by default the interval that fits the BFD packet budget (scripts.bfd)."""
+    if args.bfd_ms is None:
+        return bfd.interval_for(len(topo.switch_links()))
+    return args.bfd_ms or None
+
+
 def _fabric(args, **kwargs):
-    from scripts.fabric import Fabric
-    return Fabric(FatTree(args.k), FATTREE_APP, _params(args), ofp_port=args.ofp_port,
-                  rest_port=args.rest_port, bw=args.bw, bfd_ms=args.bfd_ms or None, **kwargs)
+    from scripts.fabric import Fabric, check_fits
+    topo = FatTree(args.k)
+    check_fits(topo)
+    return Fabric(topo, FATTREE_APP, _params(args), ofp_port=args.ofp_port,
+                  rest_port=args.rest_port, bw=args.bw, bfd_ms=bfd_interval(args, topo),
+                  ready_path=READY_PATH, **kwargs)
 
 
 def cmd_fault(args):
@@ -127,13 +147,18 @@ def cmd_run(args):
     topo = FatTree(args.k)
     hosts = [h.name for h in topo.hosts]
     src, dst = hosts[0], hosts[-1]
+    pairs = (traffic.all_pairs(hosts) if args.pairs_sample is None
+             else traffic.sample_pairs(hosts, args.pairs_sample, args.seed))
+    what = ('all %d host pairs' % len(pairs) if args.pairs_sample is None
+            else '%d sampled host pairs (seed %d)' % (len(pairs), args.seed))
     started = time.time()
     with _fabric(args) as fabric:
-        print('fabric up in %.1f s: %d switches, %d hosts' % (time.time() - started,
-              len(topo.switches), len(hosts)))
-        reach_s = traffic.wait_all_pairs(fabric.net, hosts)
-        pairs = len(hosts) * (len(hosts) - 1)
-        print('all %d host pairs reachable (all-pairs pinging took %.1f s)' % (pairs, reach_s))
+        print('fabric ready in %.1f s: %d switches, %d hosts, BFD %s' % (
+            time.time() - started, len(topo.switches), len(hosts),
+            'every %d ms' % fabric.bfd_ms if fabric.bfd_ms else 'off'))
+        reach_s = traffic.wait_all_pairs(fabric.net, hosts, pairs=pairs,
+                                         deadline_s=60 + len(pairs) // 100)
+        print('%s reachable (pinging took %.1f s)' % (what, reach_s))
         ttl = traffic.ping_ttl(fabric.net, src, dst)
         print('%s -> %s (%s -> %s): reply TTL %d = %d switch hops'
               % (src, dst, topo.node(src).ip, topo.node(dst).ip, ttl, 64 - ttl))
@@ -141,8 +166,8 @@ def cmd_run(args):
         mbps = traffic.received_mbps(report)
     print('iperf3 TCP %s -> %s (pod %d -> pod %d), %d s: %.1f Mbit/s'
           % (src, dst, topo.pod_of(src), topo.pod_of(dst), args.seconds, mbps))
-    print('result: k=%d fat-tree, %d/%d pairs reachable, inter-pod TCP %.1f Mbit/s'
-          % (args.k, pairs, pairs, mbps))
+    print('result: k=%d fat-tree, %d/%d %spairs reachable, inter-pod TCP %.1f Mbit/s'
+          % (args.k, len(pairs), len(pairs), '' if args.pairs_sample is None else 'sampled ', mbps))
 
 
 def build_parser():
@@ -160,13 +185,18 @@ def build_parser():
 
     def network_options(p):
         p.add_argument('--bw', type=_positive(float), help='shape every link to BW Mbit/s (HTB)')
-        p.add_argument('--bfd-ms', type=int, default=100,
-                       help='BFD interval on every switch link, detection after 3 misses (0: off)')
+        p.add_argument('--bfd-ms', type=_non_negative_int, default=None,
+                       help='BFD interval on every switch link, detection after 3 misses (0: off; '
+                            'default: the shortest interval, at least %d ms, that keeps the '
+                            'fabric within %d BFD packets/s)' % (bfd.FLOOR_MS, bfd.BUDGET_PPS))
 
     p = sub.add_parser('run', help='main job: build, check reachability, iperf3, tear down')
     fabric_options(p)
     network_options(p)
     p.add_argument('--seconds', type=_positive(int), default=5, help='iperf3 duration')
+    p.add_argument('--pairs-sample', type=_positive(int), metavar='N',
+                   help='ping N random ordered host pairs instead of all (for k >= 16)')
+    p.add_argument('--seed', type=int, default=1, help='seed of the pair sample (default 1)')
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser('cli', help='start the fabric and open the Mininet CLI')

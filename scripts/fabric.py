@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 from mininet.link import Link, TCLink
 from mininet.log import setLogLevel
@@ -20,7 +21,7 @@ from mininet.net import Mininet
 from mininet.node import OVSSwitch, RemoteController
 
 from controller.ryuapp.manager import PortInUseError, check_port_free
-from scripts import REPO_ROOT, faults
+from scripts import REPO_ROOT, bfd, faults
 from topologies.mininet_topo import ModelTopo
 
 
@@ -30,13 +31,33 @@ class SetupError(RuntimeError):
 
 class UserOVSSwitch(OVSSwitch):
     """OVS on the userspace datapath (no kernel module here), OpenFlow 1.3,
-    fail-mode secure. A real subclass, so Mininet starts switches in one batch."""
+    fail-mode secure. A real subclass, so Mininet starts switches in one batch.
+
+    With ``bfd_ms`` set (a subclass per interval: see ``with_bfd``), every
+    switch-to-switch interface is created with BFD on, in the same ovsdb
+    transaction as its bridge: a port is never live before its BFD session
+    is up, so the controller never sees BFD's start as a failure."""
+    bfd_ms = None
 
     def __init__(self, name, **params):
         params.setdefault('datapath', 'user')
         params.setdefault('protocols', 'OpenFlow13')
         params.setdefault('failMode', 'secure')
         super().__init__(name, **params)
+
+    @classmethod
+    def with_bfd(cls, interval_ms):
+        return type('BfdUserOVSSwitch', (cls,), {'bfd_ms': interval_ms})
+
+    def intfOpts(self, intf):
+        opts = super().intfOpts(intf)
+        link = getattr(intf, 'link', None)
+        if self.bfd_ms and link is not None:
+            peer = link.intf2 if link.intf1 is intf else link.intf1
+            if isinstance(peer.node, OVSSwitch):
+                opts += ' bfd:enable=true bfd:min_tx=%d bfd:min_rx=%d bfd:mult=%d' % (
+                    self.bfd_ms, self.bfd_ms, bfd.MULT)
+        return opts
 
 
 def progress(message):
@@ -48,6 +69,40 @@ def hosts_tx_offload_off(net):
     for host in net.hosts:
         for intf in host.intfList():
             host.cmd('ethtool -K %s tx off >/dev/null 2>&1' % intf.name)
+
+
+# Memory a fabric takes, measured on these machines (scripts/fattree/measure.py
+# records ovs-vswitchd's and the node shells' resident memory): a bash shell
+# per node, and ovs-vswitchd's share per switch port.
+MB_PER_NODE = 4
+MB_PER_SWITCH_PORT = 0.5
+
+
+def memory_needed_mb(model):
+    ports = sum(len(model.ports(s.name)) for s in model.switches)
+    return len(model.nodes) * MB_PER_NODE + ports * MB_PER_SWITCH_PORT
+
+
+def available_memory_mb():
+    with open('/proc/meminfo') as meminfo:
+        for line in meminfo:
+            if line.startswith('MemAvailable:'):
+                return int(line.split()[1]) // 1024
+    raise SetupError('cannot read MemAvailable from /proc/meminfo')
+
+
+def check_fits(model):
+    """Before anything starts: Mininet can name every interface, and the
+    machine has the memory the fabric needs."""
+    for node in model.nodes.values():
+        try:
+            ModelTopo.check_interface_names(model, node)
+        except ValueError as err:
+            raise SetupError(str(err)) from None
+    needed, available = memory_needed_mb(model), available_memory_mb()
+    if needed > available:
+        raise SetupError('%s needs about %d MB of memory, %d MB are available'
+                         % (model.name, needed, available))
 
 
 def check_machine():
@@ -84,11 +139,36 @@ def end_process(process, grace_s=10):
         process.wait()
 
 
-class Controller:
-    """A dcfabric controller (python -m controller.ryuapp.manager) as a subprocess."""
+def stop_ovs_network(net):
+    """Tear an OVS fabric down in three batched steps instead of Mininet's
+    net.stop(), which deletes every interface through a node's shell, one at
+    a time, while its bridge still exists (ovs-vswitchd reconfigures after
+    each: minutes at k=16): every bridge in one ovsdb transaction, every
+    switch-side interface (and so its veth peer) in one ``ip -batch``, then
+    the node shells (a host's namespace goes with its shell)."""
+    bridges = [s.name for s in net.switches]
+    for chunk in range(0, len(bridges), 500):
+        cmd = ['ovs-vsctl', '--timeout=60']
+        for name in bridges[chunk:chunk + 500]:
+            cmd += ['--', '--if-exists', 'del-br', name]
+        subprocess.run(cmd, capture_output=True, check=True)
+    interfaces = [intf.name for s in net.switches for intf in s.intfList() if intf.name != 'lo']
+    # -force: a veth already gone with its peer is no reason to stop
+    subprocess.run(['ip', '-force', '-batch', '-'], capture_output=True, text=True,
+                   input=''.join('link del dev %s\n' % name for name in interfaces))
+    for node in net.hosts + net.switches:
+        node.terminate()
+    net.links, net.hosts, net.switches = [], [], []
 
-    def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None):
+
+class Controller:
+    """A dcfabric controller (python -m controller.ryuapp.manager) as a subprocess.
+    ``ready_path``: the REST path that answers ``{"ready": true}`` once the
+    controller has programmed the whole fabric (None: not awaited)."""
+
+    def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None, ready_path=None):
         self.app, self.params = app, params
+        self.ready_path = ready_path
         self.ofp_port, self.rest_port = ofp_port, rest_port
         self.log_path = log_path or tempfile.mktemp(prefix='dcfabric-controller-', suffix='.log')
         self.process = None
@@ -113,6 +193,28 @@ class Controller:
                     return self
             time.sleep(0.2)
         raise SetupError('controller did not listen on port %d within %ds' % (self.ofp_port, timeout))
+
+    def readiness(self):
+        """The controller's ready section (a dict), or None while it cannot answer."""
+        url = 'http://127.0.0.1:%d%s' % (self.rest_port, self.ready_path)
+        try:
+            with urllib.request.urlopen(url, timeout=5) as reply:
+                return json.load(reply)
+        except (OSError, ValueError):
+            return None
+
+    def wait_ready(self, timeout):
+        deadline = time.time() + timeout
+        state = None
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise SetupError('controller exited with %d; log: %s\n%s'
+                                 % (self.process.returncode, self.log_path, self.log_tail()))
+            state = self.readiness()
+            if state and state.get('ready'):
+                return state
+            time.sleep(0.2)
+        raise SetupError('controller not ready after %ds: %s' % (timeout, state))
 
     def log_tail(self, lines=20):
         try:
@@ -153,10 +255,13 @@ class MininetContext:
     def stop(self):
         try:
             if self.net is not None:
-                self.net.stop()
+                self.stop_network()
                 self.net = None
         finally:
             self.release()
+
+    def stop_network(self):
+        self.net.stop()
 
     def node(self, name):
         """The Mininet host or switch the model calls ``name``."""
@@ -169,18 +274,25 @@ class Fabric(MininetContext):
 
     bw: host and switch link rate in Mbit/s (HTB shaping), None for unshaped.
     bfd_ms: BFD interval on every switch-to-switch link (detection after 3
-    missed), None for no BFD.
+    missed), None for no BFD. BFD is on from each interface's creation.
+
+    ``start`` returns when the fabric is ready: every BFD session is up and,
+    when the controller has a ready path, it has acknowledged programming
+    every switch and holds no failures.
     """
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
-                 controller=True, log_level='warning', bfd_ms=None):
+                 controller=True, log_level='warning', bfd_ms=None, ready_path=None):
         self.model = model
         self.bw = bw
         self.bfd_ms = bfd_ms
-        self.controller = Controller(app, params, ofp_port, rest_port) if controller else None
+        self.controller = (Controller(app, params, ofp_port, rest_port, ready_path=ready_path)
+                           if controller else None)
         self.ofp_port = ofp_port
         self.net = None
         self.started_at = None  # when net.start() returned
+        self.ready_at = None  # when BFD was up and the controller ready
+        self.megaflows_off = False
         self.log_level = log_level
 
     def start(self):
@@ -194,25 +306,42 @@ class Fabric(MininetContext):
             # TCLink would turn offloads back on: keep them off (DESIGN.md).
             link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink
         topo = ModelTopo(self.model, link_opts=link_opts)
-        self.net = Mininet(topo=topo, switch=UserOVSSwitch, link=link_class, build=False,
+        switch_class = UserOVSSwitch.with_bfd(self.bfd_ms) if self.bfd_ms else UserOVSSwitch
+        self.net = Mininet(topo=topo, switch=switch_class, link=link_class, build=False,
                            controller=None, autoSetMacs=False, autoStaticArp=False)
         self.net.addController(ListeningController('c0', ip='127.0.0.1', port=self.ofp_port))
         progress('building %s: %d switches, %d hosts, %d links'
                  % (self.model.name, len(self.model.switches), len(self.model.hosts),
                     len(self.model.links)))
         self.net.build()
-        progress('starting switches')
+        if self.bfd_ms:
+            progress('exact-match datapath flows while the fabric runs: megaflows go stale '
+                     'across failures (scripts/faults.py exact_match_datapath)')
+            faults.exact_match_datapath()
+            self.megaflows_off = True
+        progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
+            self.bfd_ms, len(self.model.switch_links()), bfd.detection_ms(self.bfd_ms))
+            if self.bfd_ms else ''))
         self.net.start()
         self.started_at = time.time()
         hosts_tx_offload_off(self.net)
+        # generous: ovs-vswitchd brings sessions up one poll loop at a time
+        timeout = 60 + len(self.model.switches) // 2
         if self.bfd_ms:
-            progress('exact-match datapath flows: megaflows go stale across failures '
-                     '(scripts/faults.py exact_match_datapath)')
-            faults.exact_match_datapath()
-            progress('BFD every %d ms on %d links' % (self.bfd_ms, len(self.model.switch_links())))
-            faults.enable_bfd(self.model, self.bfd_ms)
-            faults.wait_bfd_up(self.model)
+            progress('waiting for BFD on %d interfaces' % (2 * len(self.model.switch_links())))
+            faults.wait_bfd_up(self.model, timeout=timeout)
+        if self.controller and self.controller.ready_path:
+            progress('waiting for the controller to program %d switches' % len(self.model.switches))
+            self.controller.wait_ready(timeout)
+        self.ready_at = time.time()
+
+    def stop_network(self):
+        progress('stopping %s' % self.model.name)
+        stop_ovs_network(self.net)
 
     def release(self):
+        if self.megaflows_off:
+            faults.megaflows_on()
+            self.megaflows_off = False
         if self.controller:
             self.controller.stop()

@@ -140,8 +140,14 @@ def exact_match_datapath():
     (`ovs-appctl revalidator/wait` did not fix it, `revalidator/purge`
     did). Seen in 4 of 4 runs of the fault tests after another fabric, 0 of
     5 with exact-match flows. It is daemon-wide and lasts until ovs-vswitchd
-    restarts; exact-match flows only cost more upcalls."""
+    restarts (scripts.fabric.Fabric turns megaflows back on at teardown);
+    exact-match flows only cost more upcalls."""
     _sh('ovs-appctl', 'upcall/disable-megaflows')
+
+
+def megaflows_on():
+    """Undo exact_match_datapath when the fabric that needed it is gone."""
+    _sh('ovs-appctl', 'upcall/enable-megaflows')
 
 
 def enable_bfd(model, interval_ms=100, mult=3):

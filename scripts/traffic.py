@@ -1,40 +1,55 @@
 """Traffic between a running fabric's Mininet hosts: reachability with fping,
 path length from the TTL ping sees, throughput with iperf3 (-J)."""
 import json
+import random
 import re
 import time
 
-def reachability(net, hosts, timeout_ms=1000, retries=2, parallel=16):
-    """{(src, dst): reached?} for every ordered pair. Each source pings all
-    others with one fping (retrying each target ``retries`` times);
-    ``parallel`` sources run at once so that a large fabric's first ARP and
-    upcall burst does not swamp the controller and the userspace datapath."""
-    by_ip = {net.get(h).IP(): h for h in hosts}
+def all_pairs(hosts):
+    return [(src, dst) for src in hosts for dst in hosts if src != dst]
+
+
+def sample_pairs(hosts, count, seed):
+    """``count`` distinct ordered host pairs drawn with ``seed`` (all pairs if fewer)."""
+    pairs = all_pairs(hosts)
+    return pairs if count >= len(pairs) else random.Random(seed).sample(pairs, count)
+
+
+def reachability(net, hosts, timeout_ms=1000, retries=2, parallel=16, pairs=None):
+    """{(src, dst): reached?} for every ordered pair of ``hosts`` (or the
+    given ``pairs``). Each source pings its targets with one fping (retrying
+    each target ``retries`` times); ``parallel`` sources run at once so that
+    a large fabric's first upcall burst does not swamp the userspace datapath."""
+    targets = {}
+    for src, dst in (all_pairs(hosts) if pairs is None else pairs):
+        targets.setdefault(src, []).append(dst)
+    sources = list(targets)
     result = {}
-    for start in range(0, len(hosts), parallel):
+    for start in range(0, len(sources), parallel):
         procs = {}
-        for src in hosts[start:start + parallel]:
-            targets = [ip for ip, h in by_ip.items() if h != src]
+        for src in sources[start:start + parallel]:
+            ips = [net.get(dst).IP() for dst in targets[src]]
             procs[src] = net.get(src).popen(['fping', '-a', '-r', str(retries), '-t', str(timeout_ms),
-                                             '-i', '2'] + targets)
+                                             '-i', '2'] + ips)
         for src, proc in procs.items():
             out, _ = proc.communicate()
             alive = set(out.decode().split())
-            for ip, dst in by_ip.items():
-                if dst != src:
-                    result[(src, dst)] = ip in alive
+            for dst in targets[src]:
+                result[(src, dst)] = net.get(dst).IP() in alive
     return result
 
 
-def wait_all_pairs(net, hosts, deadline_s=60, progress=print):
-    """Seconds until one round of all-pairs pings all succeed; raises on deadline."""
+def wait_all_pairs(net, hosts, deadline_s=60, progress=print, pairs=None):
+    """Seconds until one round of pings between all ordered pairs of
+    ``hosts`` (or the given ``pairs``) all succeed; raises on deadline."""
     start = time.time()
     rounds = 0
+    expected = len(all_pairs(hosts) if pairs is None else pairs)
     while True:
         rounds += 1
-        results = reachability(net, hosts)
+        results = reachability(net, hosts, pairs=pairs)
         failed = [pair for pair, ok in results.items() if not ok]
-        if not failed and len(results) == len(hosts) * (len(hosts) - 1):
+        if not failed and len(results) == expected:
             return time.time() - start
         progress('  round %d: %d of %d pairs unreachable' % (rounds, len(failed), len(results)))
         if time.time() - start > deadline_s:

@@ -28,7 +28,7 @@ class ModelTopo(Topo):
     def build(self, model, link_opts=None):
         self.model = model
         for node in model.nodes.values():
-            self._check_ifname(node, model)
+            self.check_interface_names(model, node)
             if node.is_host:
                 self.addHost(node.name, ip=node.ip + '/8', mac=node.mac)
             else:
@@ -44,7 +44,7 @@ class ModelTopo(Topo):
         return port if model.nodes[name].is_host else ofport(port)
 
     @staticmethod
-    def _check_ifname(node, model):
+    def check_interface_names(model, node):
         longest = max((len(interface_name(model, node.name, p)) for p in model.ports(node.name)),
                       default=0)
         if longest > IFNAMSIZ:

@@ -5,19 +5,30 @@ Start it with ``dcfabric controller --k K`` (or
 
 It tracks every switch port's carrier and liveness (OFPPS_LIVE: carrier and,
 where enabled, BFD) from port-status messages; a switch-to-switch link is
-failed while either end is not live. On every change it recomputes all
-tables from the failure set (controller.fattree.failover) and pushes only the
-differences; the switches' fast-failover groups have already repaired what
-they could see locally.
+failed while either end is down (controller.fattree.link_state: a port whose
+BFD has not come up yet since start counts by its carrier, within a grace).
+Port events come in bursts (start-up, a switch failure): a burst costs one
+recompute of all tables from the failure set (controller.fattree.failover),
+``batch_ms`` after its first event, and only switches whose state changed
+are sent the differences; the switches' fast-failover groups have already
+repaired what they could see locally.
+
+The ``ready`` state section says when the fabric is ready: every switch has
+acknowledged its full state (barrier reply), no recompute is pending and no
+port is still waiting for its BFD session.
 """
+import time
+
 from ryu.controller import ofp_event
 from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
+from ryu.lib import hub
 from ryu.ofproto import ofproto_v1_3 as ofproto
 
 from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
 from controller.fattree.failover import link_key, tables_with_failures
-from controller.fattree.pipeline import compile_table
+from controller.fattree.link_state import Coalescer, PortStates
+from controller.fattree.pipeline import arp_responder_rules, compile_table
 from controller.fattree.schemes_app import SchemeMixin
 from topologies.fattree import FatTree
 from topologies.model import model_port
@@ -27,12 +38,16 @@ class FatTreeApp(SchemeMixin, FabricApp):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.ports = {}  # (switch, model port) -> {'carrier': bool, 'live': bool}
+        self.ports = PortStates(self.topo, grace_s=self.params.get('bfd_grace_s', 30.0))
+        self.recompute = Coalescer(hub.spawn_after, self.apply_failures,
+                                   self.params.get('batch_ms', 50) / 1000.0)
         self.failed = frozenset()
         self.compiled = self.compile_all(self.failed)
+        self.arp_rules = {s.name: arp_responder_rules(self.topo, s.name) for s in self.topo.switches}
         self.link_listeners = []  # callables(failed_links) told of every change
         self.link_listeners.append(self.scheme.links_changed)
         self.state_view.register('links', self.link_state)
+        self.state_view.register('ready', self.ready_state)
 
     def build_topology(self, params):
         return FatTree(params.get('k', 4))
@@ -42,7 +57,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
                 for name, table in tables_with_failures(self.topo, failed).items()}
 
     def rules_for(self, switch):
-        return self.compiled[switch][0] + self.scheme.rules(switch)
+        return self.compiled[switch][0] + self.arp_rules[switch] + self.scheme.rules(switch)
 
     def groups_for(self, switch):
         return self.compiled[switch][1] + self.scheme.groups(switch)
@@ -52,25 +67,17 @@ class FatTreeApp(SchemeMixin, FabricApp):
         datapath.send_msg(ofp.port_desc_request(datapath))
 
     def _port_state(self, switch, desc):
-        port = model_port(desc.port_no)
-        if self.topo.peer(switch, port) is None:
-            return
-        self.ports[(switch, port)] = {
-            'carrier': not desc.state & ofproto.OFPPS_LINK_DOWN,
-            'live': bool(desc.state & ofproto.OFPPS_LIVE) and not desc.state & ofproto.OFPPS_LINK_DOWN}
-
-    def _port_is_up(self, switch, port):
-        return self.ports.get((switch, port), {'live': True})['live']
-
-    def failed_links(self):
-        failed = set()
-        for link in self.topo.switch_links():
-            if not (self._port_is_up(link.node_a, link.port_a) and self._port_is_up(link.node_b, link.port_b)):
-                failed.add(link_key(link.node_a, link.node_b))
-        return frozenset(failed)
+        carrier = not desc.state & ofproto.OFPPS_LINK_DOWN
+        live = carrier and bool(desc.state & ofproto.OFPPS_LIVE)
+        first_report = self.ports.state(switch, model_port(desc.port_no)) is None
+        if self.ports.update(switch, model_port(desc.port_no), carrier, live, time.time()):
+            self.recompute.notify()
+            if first_report and not live:
+                # a port whose BFD never comes up fails when the grace ends
+                hub.spawn_after(self.ports.grace_s + 0.1, self.recompute.notify)
 
     def apply_failures(self):
-        failed = self.failed_links()
+        failed = self.ports.failed_links(time.time())
         if failed == self.failed:
             return
         old, new = self.compiled, self.compile_all(failed)
@@ -91,7 +98,6 @@ class FatTreeApp(SchemeMixin, FabricApp):
         if node is None:
             return
         self._port_state(node.name, ev.msg.desc)
-        self.apply_failures()
 
     @set_ev_cls(ofp_event.EventOFPPortDescStatsReply, MAIN_DISPATCHER)
     def _port_desc(self, ev):
@@ -101,14 +107,23 @@ class FatTreeApp(SchemeMixin, FabricApp):
         for desc in ev.msg.body:
             if desc.port_no <= ofproto.OFPP_MAX:
                 self._port_state(node.name, desc)
-        self.apply_failures()
 
     def link_state(self):
         """Every switch-to-switch link with both ends' carrier and liveness."""
         rows = []
         for link in self.topo.switch_links():
-            ends = [self.ports.get((link.node_a, link.port_a)), self.ports.get((link.node_b, link.port_b))]
+            ends = [self.ports.state(link.node_a, link.port_a), self.ports.state(link.node_b, link.port_b)]
             rows.append({'a': link.node_a, 'port_a': link.port_a, 'b': link.node_b, 'port_b': link.port_b,
                          'a_state': ends[0], 'b_state': ends[1],
                          'up': link_key(link.node_a, link.node_b) not in self.failed})
         return rows
+
+    def ready_state(self):
+        """Whether the fabric is ready, and what it still waits for."""
+        waiting = self.ports.waiting_for_first_live(time.time())
+        unprogrammed = sorted(s.name for s in self.topo.switches if s.name not in self.programmed)
+        return {'ready': not unprogrammed and not waiting and not self.recompute.pending,
+                'switches': len(self.topo.switches), 'programmed': len(self.topo.switches) - len(unprogrammed),
+                'unprogrammed': unprogrammed[:20], 'ports_waiting_for_bfd': len(waiting),
+                'recompute_pending': self.recompute.pending, 'recomputes': self.recompute.runs,
+                'failed_links': len(self.failed)}

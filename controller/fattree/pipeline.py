@@ -1,11 +1,17 @@
 """Compile a switch's two-level table into the OpenFlow 1.3 pipeline.
 
-  table 0  ARP -> controller (answered there, never flooded); IPv4 -> table 1
+  table 0  ARP -> table 3 on a lower (edge) switch, dropped elsewhere; IPv4 -> table 1
   table 1  first-level prefixes, priority 1000 + prefix length. Terminating:
            dec_ttl, output. Non-terminating: write the suffix table's id to
            metadata, goto table 2.
   table 2  second-level suffixes: metadata + right-handed ipv4_dst mask,
            priority 1000 + suffix length.
+  tables 3-5 (lower switches only) answer ARP in the switch: a request whose
+           target is a fabric host (pod < k, then subnet < k/2, then host ID
+           in 2..k/2+1, one octet per table) is turned into the reply from
+           the target's MAC, derived from its IP (02:00 + IPv4), and sent
+           back out of its in-port. Anything else is a counted miss: ARP for
+           an unknown address gets no reply, and the controller never sees ARP.
   every table ends in a priority-0 drop whose counters count the misses.
 
 A matching prefix always wins over a suffix (the TCAM rule of section 3.4)
@@ -21,21 +27,63 @@ import zlib
 from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_ARP, ETH_TYPE_IP, PRIORITY_ARP, PRIORITY_ROUTE_BASE,
     PRIORITY_TO_ROUTING, TABLE_FLOWS, TABLE_PREFIX, TABLE_SUFFIX, TO_CONTROLLER,
-    FlowRule, Group, miss_drop, output)
+    FlowRule, Group, miss_drop, move, output)
 from controller.fattree.twolevel import left_mask, right_mask, int_to_ip
 from topologies.model import ofport
 
 METADATA_MASK = 0xffffffff
+TABLE_ARP_POD, TABLE_ARP_SUBNET, TABLE_ARP_HOST = 3, 4, 5
+ARP_REQUEST, ARP_REPLY = 1, 2
+# Host MACs are 02:00 followed by the IPv4 address (topologies.model.mac_from_ip).
+HOST_MAC_BASE = '02:00:00:00:00:00'
 
 
-def housekeeping_rules():
-    """The fixed rules every switch carries besides its routes."""
-    return [
-        FlowRule(TABLE_FLOWS, PRIORITY_ARP, (('eth_type', ETH_TYPE_ARP),), (TO_CONTROLLER,)),
+def housekeeping_rules(arp_to_controller=True):
+    """The fixed rules every switch carries besides its routes. Fabrics whose
+    switches answer ARP themselves leave ARP out (``arp_to_controller=False``)."""
+    arp = [FlowRule(TABLE_FLOWS, PRIORITY_ARP, (('eth_type', ETH_TYPE_ARP),), (TO_CONTROLLER,))]
+    return (arp if arp_to_controller else []) + [
         FlowRule(TABLE_FLOWS, PRIORITY_TO_ROUTING, (('eth_type', ETH_TYPE_IP),),
                  goto_table=TABLE_PREFIX),
         miss_drop(TABLE_FLOWS), miss_drop(TABLE_PREFIX), miss_drop(TABLE_SUFFIX),
     ]
+
+
+# The reply built in place from the request: to the asker, from the target's
+# derived MAC, target and sender swapped (reg0 holds the target IP meanwhile).
+ARP_REPLY_ACTIONS = (
+    move('eth_src', 'eth_dst'),
+    ('set_field', 'eth_src', HOST_MAC_BASE),
+    move('arp_tpa', 'eth_src', 32),
+    ('set_field', 'arp_op', ARP_REPLY),
+    move('arp_sha', 'arp_tha'),
+    move('eth_src', 'arp_sha'),
+    move('arp_tpa', 'reg0'),
+    move('arp_spa', 'arp_tpa'),
+    move('reg0', 'arp_spa'),
+    ('in_port',),
+)
+
+
+def arp_responder_rules(topo, switch):
+    """A fat-tree switch's ARP rules: lower switches answer requests for
+    the fabric's hosts (tables 3-5), other switches drop ARP."""
+    arp = (('eth_type', ETH_TYPE_ARP),)
+    if topo.node(switch).role != 'edge':
+        return [FlowRule(TABLE_FLOWS, PRIORITY_ARP, arp)]
+    request = arp + (('arp_op', ARP_REQUEST),)
+    hosts = topo.hosts
+    pods = sorted({h.coords[0] for h in hosts})
+    subnets = sorted({h.coords[1] for h in hosts})
+    host_ids = sorted({h.coords[2] for h in hosts})
+    return ([FlowRule(TABLE_FLOWS, PRIORITY_ARP, arp, goto_table=TABLE_ARP_POD)]
+            + [FlowRule(TABLE_ARP_POD, PRIORITY_ARP, request + (('arp_tpa', ('10.%d.0.0' % pod, '255.255.0.0')),),
+                        goto_table=TABLE_ARP_SUBNET) for pod in pods]
+            + [FlowRule(TABLE_ARP_SUBNET, PRIORITY_ARP, request + (('arp_tpa', ('0.0.%d.0' % z, '0.0.255.0')),),
+                        goto_table=TABLE_ARP_HOST) for z in subnets]
+            + [FlowRule(TABLE_ARP_HOST, PRIORITY_ARP, request + (('arp_tpa', ('0.0.0.%d' % i, '0.0.0.255')),),
+                        ARP_REPLY_ACTIONS) for i in host_ids]
+            + [miss_drop(TABLE_ARP_POD), miss_drop(TABLE_ARP_SUBNET), miss_drop(TABLE_ARP_HOST)])
 
 
 def _masked(ip, mask):
@@ -107,13 +155,14 @@ def suffix_rules_and_groups(table):
 
 
 def compile_table(table):
-    """(rules, groups) of one switch: housekeeping, prefixes, suffixes and the
-    fast-failover groups the suffixes output through."""
+    """(rules, groups) of one switch's routing: housekeeping (ARP left to
+    arp_responder_rules), prefixes, suffixes and the fast-failover groups the
+    suffixes output through."""
     suffixes, groups = suffix_rules_and_groups(table)
-    return housekeeping_rules() + prefix_rules(table) + suffixes, groups
+    return housekeeping_rules(arp_to_controller=False) + prefix_rules(table) + suffixes, groups
 
 
-def rule_counts(table):
-    """(first-level prefixes, second-level suffixes, housekeeping) rule counts."""
+def rule_counts(topo, table):
+    """(first-level prefixes, second-level suffixes, housekeeping and ARP) rule counts."""
     return (len(prefix_rules(table)), len(suffix_rules_and_groups(table)[0]),
-            len(housekeeping_rules()))
+            len(housekeeping_rules(arp_to_controller=False)) + len(arp_responder_rules(topo, table.switch)))

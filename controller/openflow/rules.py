@@ -29,6 +29,12 @@ def output(port):
     return ('output', port)
 
 
+def move(src, dst, n_bits=None):
+    """Copy field ``src`` into ``dst`` (Nicira reg-move; OXM field names).
+    ``n_bits`` copies only the low bits (the whole field when None)."""
+    return ('move', src, dst, n_bits)
+
+
 DEC_TTL = ('dec_ttl',)
 TO_CONTROLLER = ('controller',)
 IN_PORT = ('in_port',)
@@ -70,7 +76,8 @@ _OFCTL_FIELDS = {'eth_type': 'dl_type', 'ipv4_dst': 'nw_dst', 'ipv4_src': 'nw_sr
                  'ip_proto': 'nw_proto', 'in_port': 'in_port', 'metadata': 'metadata',
                  'arp_op': 'arp_op', 'arp_tpa': 'arp_tpa', 'tcp_dst': 'tcp_dst',
                  'tcp_src': 'tcp_src', 'udp_dst': 'udp_dst', 'udp_src': 'udp_src',
-                 'eth_dst': 'dl_dst', 'eth_src': 'dl_src'}
+                 'eth_dst': 'dl_dst', 'eth_src': 'dl_src', 'arp_spa': 'arp_spa',
+                 'arp_sha': 'arp_sha', 'arp_tha': 'arp_tha', 'reg0': 'reg0'}
 
 
 def _ofctl_value(value):
@@ -91,6 +98,10 @@ def _ofctl_action(action):
         return 'group:%d' % action[1]
     if kind == 'set_field':
         return 'set_field:%s->%s' % (_ofctl_value(action[2]), _OFCTL_FIELDS[action[1]])
+    if kind == 'move':
+        _, src, dst, n_bits = action
+        bits = '[]' if n_bits is None else '[0..%d]' % (n_bits - 1)
+        return 'move:%s%s->%s%s' % (_OFCTL_FIELDS[src], bits, _OFCTL_FIELDS[dst], bits)
     return kind
 
 

@@ -25,6 +25,8 @@ class FabricApp(app_manager.RyuApp):
         self.params = fabric_params()
         self.topo = self.build_topology(self.params)
         self.datapaths = {}  # switch name -> connected datapath
+        self.programmed = set()  # switches that acknowledged their full state (barrier reply)
+        self._install_barriers = {}  # switch name -> xid of the barrier closing its install
         self.logger.info('dcfabric: %s, %d switches, %d hosts', self.topo.name,
                          len(self.topo.switches), len(self.topo.hosts))
 
@@ -48,7 +50,10 @@ class FabricApp(app_manager.RyuApp):
         rules = self.rules_for(name)
         for rule in rules:
             datapath.send_msg(ofp.flow_add(datapath, rule))
-        datapath.send_msg(ofp.barrier(datapath))
+        self.programmed.discard(name)
+        barrier = ofp.barrier(datapath)
+        datapath.send_msg(barrier)
+        self._install_barriers[name] = barrier.xid
         self.logger.info('installed %d rules on %s (dpid %#x)', len(rules), name, datapath.id)
 
     def update_switch(self, datapath, old, new):
@@ -85,11 +90,19 @@ class FabricApp(app_manager.RyuApp):
         self.datapaths[node.name] = datapath
         self.install_switch(datapath, node.name)
 
+    @set_ev_cls(ofp_event.EventOFPBarrierReply, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
+    def _barrier_reply(self, ev):
+        node = self.topo.by_dpid(ev.msg.datapath.id)
+        if node is not None and self._install_barriers.get(node.name) == ev.msg.xid:
+            del self._install_barriers[node.name]
+            self.programmed.add(node.name)
+
     @set_ev_cls(ofp_event.EventOFPStateChange, DEAD_DISPATCHER)
     def _switch_gone(self, ev):
         node = self.topo.by_dpid(ev.datapath.id) if ev.datapath.id is not None else None
         if node is not None and self.datapaths.get(node.name) is ev.datapath:
             del self.datapaths[node.name]
+            self.programmed.discard(node.name)
             self.logger.info('%s disconnected', node.name)
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)

@@ -4,6 +4,11 @@ from ryu.ofproto import ofproto_v1_3 as ofp
 from ryu.ofproto import ofproto_v1_3_parser as parser
 
 
+# Widths of the fields dcfabric moves whole.
+_FIELD_BITS = {'eth_src': 48, 'eth_dst': 48, 'arp_sha': 48, 'arp_tha': 48,
+               'arp_spa': 32, 'arp_tpa': 32, 'reg0': 32}
+
+
 def _action(action):
     kind = action[0]
     if kind == 'output':
@@ -18,6 +23,10 @@ def _action(action):
         return parser.OFPActionGroup(action[1])
     if kind == 'set_field':
         return parser.OFPActionSetField(**{action[1]: action[2]})
+    if kind == 'move':
+        _, src, dst, n_bits = action
+        return parser.NXActionRegMove(src_field=src, dst_field=dst,
+                                      n_bits=n_bits or _FIELD_BITS[src])
     raise ValueError('unknown action %r' % (action,))
 
 

@@ -38,7 +38,7 @@ def measure(k, ofp_port, rest_port):
         reach_s = time.time() - fabric.started_at
         roles = {}
         for switch in topo.switches:
-            prefixes, suffixes, housekeeping = rule_counts(tables[switch.name])
+            prefixes, suffixes, housekeeping = rule_counts(topo, tables[switch.name])
             installed = installed_rule_count(switch.name)
             if installed != prefixes + suffixes + housekeeping:
                 raise RuntimeError('%s has %d rules installed, %d computed'

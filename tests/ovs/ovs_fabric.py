@@ -82,6 +82,27 @@ class OvsFabric:
     def dump_flows(self, switch):
         return _run('ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', self.bridge(switch))
 
+    def arp_request(self, src_host, target_ip):
+        """(final packet fields or None if unchanged, hops) of an ARP request
+        for ``target_ip`` sent by ``src_host``, as ofproto/trace sees it."""
+        switch, port = self.topo.host_attachment(src_host)
+        src = self.topo.node(src_host)
+        flow = ('in_port=%s,arp,arp_op=1,dl_src=%s,dl_dst=ff:ff:ff:ff:ff:ff,arp_spa=%s,arp_tpa=%s,'
+                'arp_sha=%s,arp_tha=00:00:00:00:00:00' % (self.port_name(switch, port), src.mac,
+                                                          src.ip, target_ip, src.mac))
+        out = _run('ovs-appctl', 'ofproto/trace', self.bridge(switch), flow)
+        final = None
+        hops = []
+        for line in out.splitlines():
+            if line.startswith('Final flow:') and 'unchanged' not in line:
+                final = dict(term.split('=', 1) for term in line.split(':', 1)[1].strip().split(',')
+                             if '=' in term)
+            elif _BRIDGE.match(line):
+                hops.append(self.bridges[_BRIDGE.match(line).group(1)])
+            elif _IN_PORT.match(line):
+                hops.append('in_port')
+        return final, hops
+
     def trace(self, src_host, dst_host, ttl=64, fields='tcp,tp_src=40000,tp_dst=5001', raw=None):
         """(hops, ttl): hops are (switch, model port) pairs the packet leaves
         by, as ofproto/trace follows it across the patch ports; ttl is what

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from controller.fattree.pipeline import compile_table
+from controller.fattree.pipeline import arp_responder_rules, compile_table
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
 from topologies.fattree import FatTree
@@ -17,7 +17,8 @@ def k4_bridges(require_ovs):
     tables = all_tables(topo)
     with OvsFabric(topo, 'tf') as fabric:
         for name, table in tables.items():
-            fabric.install(name, *compile_table(table))
+            rules, groups = compile_table(table)
+            fabric.install(name, rules + arp_responder_rules(topo, name), groups)
         yield topo, tables, fabric
 
 
@@ -37,5 +38,23 @@ def test_unrouted_and_ttl_expired_packets_are_dropped(k4_bridges):
     hops, _ = fabric.trace('h0_0_2', 'h3_1_3', raw='ipv6')
     assert hops == [('e0_0', None)]  # not IPv4: table 0's counted miss drop
     flows = fabric.dump_flows('e0_0')
-    assert flows.count('priority=0 actions=drop') == 3
+    assert flows.count('priority=0 actions=drop') == 6  # tables 0-2 and the ARP tables 3-5
     assert 'FLOOD' not in flows and 'NORMAL' not in flows and 'ALL' not in flows
+
+
+def test_lower_switches_answer_arp_for_fabric_hosts_only(k4_bridges):
+    topo, _, fabric = k4_bridges
+    asker = topo.node('h0_0_2')
+    for target in topo.hosts:
+        reply, hops = fabric.arp_request('h0_0_2', target.ip)
+        assert hops == ['e0_0', 'in_port'], target.name  # answered at the first switch
+        fields = ('arp_op', 'dl_src', 'dl_dst', 'arp_spa', 'arp_tpa', 'arp_sha', 'arp_tha')
+        assert {f: reply[f] for f in fields} == {
+            'arp_op': '2', 'dl_src': target.mac, 'dl_dst': asker.mac, 'arp_spa': target.ip,
+            'arp_tpa': asker.ip, 'arp_sha': target.mac, 'arp_tha': asker.mac}, target.name
+    # a switch address, a pod, subnet and host ID beyond the fabric: no reply
+    for unknown in ('10.0.0.1', '10.4.0.2', '10.0.2.2', '10.0.0.4', '10.4.1.1', '192.168.0.1'):
+        reply, hops = fabric.arp_request('h0_0_2', unknown)
+        assert reply is None and hops == ['e0_0'], unknown
+    for switch in topo.switches:
+        assert 'CONTROLLER' not in fabric.dump_flows(switch.name)

@@ -1,0 +1,80 @@
+"""Which switch links are failed, from the ports' carrier and liveness, and
+one recompute per burst of port events (pure: no Ryu).
+
+Start-up semantics. With BFD on, Open vSwitch reports a port not live
+(OFPPS_LIVE clear) until its BFD session first comes up. That is not a
+failure to broadcast, so until a port has been live once only its carrier
+counts. A port whose BFD never comes up is failed once ``grace_s`` have
+passed since the tracker first heard of it: a link that breaks silently
+during start-up is still avoided, after the grace. A port that has been
+live once is failed as soon as it is not live (carrier down or BFD down).
+A port never reported at all (its switch has not connected) is up.
+"""
+from controller.fattree.failover import link_key
+
+
+class PortStates:
+    """Carrier and liveness of every switch-to-switch port of ``topo``."""
+
+    def __init__(self, topo, grace_s=30.0):
+        self.topo = topo
+        self.grace_s = grace_s
+        self.ports = {}  # (switch, model port) -> {'carrier', 'live', 'was_live', 'since'}
+
+    def update(self, switch, port, carrier, live, now):
+        """Record one port's state; False for ports that are not switch links."""
+        peer = self.topo.peer(switch, port)
+        if peer is None or self.topo.nodes[peer[0]].is_host:
+            return False
+        known = self.ports.get((switch, port))
+        was_live = live or (known is not None and known['was_live'])
+        self.ports[(switch, port)] = {'carrier': carrier, 'live': live, 'was_live': was_live,
+                                      'since': now if known is None else known['since']}
+        return True
+
+    def port_is_up(self, switch, port, now):
+        state = self.ports.get((switch, port))
+        if state is None:
+            return True
+        if not state['carrier']:
+            return False
+        if state['was_live']:
+            return state['live']
+        return now - state['since'] < self.grace_s
+
+    def waiting_for_first_live(self, now):
+        """Ports with carrier whose liveness (BFD) has not come up yet, within the grace."""
+        return sorted(key for key, s in self.ports.items()
+                      if s['carrier'] and not s['was_live'] and now - s['since'] < self.grace_s)
+
+    def failed_links(self, now):
+        return frozenset(link_key(link.node_a, link.node_b) for link in self.topo.switch_links()
+                         if not (self.port_is_up(link.node_a, link.port_a, now)
+                                 and self.port_is_up(link.node_b, link.port_b, now)))
+
+    def state(self, switch, port):
+        """The last reported {'carrier', 'live'} of a port, or None."""
+        known = self.ports.get((switch, port))
+        return None if known is None else {'carrier': known['carrier'], 'live': known['live']}
+
+
+class Coalescer:
+    """Run ``action`` once for a burst of notifications: the first
+    notification schedules it ``delay_s`` later (``schedule(delay_s, fn)``,
+    e.g. Ryu's hub.spawn_after); the ones that arrive before it runs only
+    join that run."""
+
+    def __init__(self, schedule, action, delay_s=0.05):
+        self.schedule, self.action, self.delay_s = schedule, action, delay_s
+        self.pending = False
+        self.runs = 0
+
+    def notify(self):
+        if not self.pending:
+            self.pending = True
+            self.schedule(self.delay_s, self._run)
+
+    def _run(self):
+        self.pending = False
+        self.runs += 1
+        self.action()

@@ -1,0 +1,19 @@
+"""BFD's interval grows with the fabric so that its packets stay within budget."""
+import pytest
+
+from scripts import bfd
+from topologies.fattree import FatTree
+
+
+@pytest.mark.parametrize('k, interval_ms', [(4, 100), (6, 110), (8, 260), (16, 2050)])
+def test_fat_tree_intervals_keep_the_budget(k, interval_ms):
+    links = len(FatTree(k).switch_links())
+    assert links == k ** 3 // 2
+    assert bfd.interval_for(links) == interval_ms
+    assert bfd.bfd_packets_per_s(links, interval_ms) <= bfd.BUDGET_PPS
+    assert bfd.bfd_packets_per_s(links, interval_ms - 10) > bfd.BUDGET_PPS or interval_ms == bfd.FLOOR_MS
+
+
+def test_no_links_is_an_error():
+    with pytest.raises(ValueError, match='needs switch links'):
+        bfd.interval_for(0)

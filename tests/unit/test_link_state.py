@@ -1,0 +1,65 @@
+"""Port states to failed links, with BFD's start-up semantics, and one
+recompute per burst of port events."""
+from controller.fattree.failover import link_key
+from controller.fattree.link_state import Coalescer, PortStates
+from topologies.fattree import FatTree
+
+
+def k4():
+    topo = FatTree(4)
+    return topo, PortStates(topo, grace_s=30.0)
+
+
+def test_host_ports_and_unreported_ports_are_not_failures():
+    topo, ports = k4()
+    assert ports.update('e0_0', topo.port_to('e0_0', 'h0_0_2'), False, False, 0) is False
+    assert ports.failed_links(0) == frozenset()
+
+
+def test_bfd_not_up_yet_at_start_is_not_a_failure_until_the_grace_ends():
+    topo, ports = k4()
+    port = topo.port_to('a0_2', 'c1_1')
+    ports.update('a0_2', port, True, False, now=100.0)  # carrier, BFD still coming up
+    assert ports.failed_links(100.0) == frozenset()
+    assert ports.waiting_for_first_live(129.0) == [('a0_2', port)]
+    # never came up: a silent failure during start-up is avoided after the grace
+    assert ports.failed_links(130.0) == {link_key('a0_2', 'c1_1')}
+    assert ports.waiting_for_first_live(130.0) == []
+
+
+def test_once_live_a_port_fails_as_soon_as_it_is_not_live():
+    topo, ports = k4()
+    port = topo.port_to('a0_2', 'c1_1')
+    ports.update('a0_2', port, True, False, 0.0)
+    ports.update('a0_2', port, True, True, 1.0)  # BFD up
+    assert ports.failed_links(1.0) == frozenset() and ports.waiting_for_first_live(1.0) == []
+    ports.update('a0_2', port, True, False, 2.0)  # BFD down: silent failure
+    assert ports.failed_links(2.0) == {link_key('a0_2', 'c1_1')}
+    ports.update('a0_2', port, True, True, 3.0)
+    assert ports.failed_links(3.0) == frozenset()
+
+
+def test_carrier_down_fails_at_once_even_during_start_up():
+    topo, ports = k4()
+    ports.update('c1_1', topo.port_to('c1_1', 'a2_2'), False, False, 0.0)
+    assert ports.failed_links(0.0) == {link_key('c1_1', 'a2_2')}
+
+
+def test_a_burst_of_500_port_events_costs_one_recompute():
+    topo, ports = k4()
+    scheduled, recomputes = [], []
+    batch = Coalescer(lambda delay, fn: scheduled.append((delay, fn)),
+                      lambda: recomputes.append(ports.failed_links(0.0)), delay_s=0.05)
+    links = topo.switch_links()
+    for event in range(500):
+        link = links[event % len(links)]
+        ports.update(link.node_a, link.port_a, event % 2 == 0, event % 2 == 0, 0.0)
+        batch.notify()
+    assert [delay for delay, _ in scheduled] == [0.05]
+    scheduled.pop()[1]()
+    assert batch.runs == 1 and len(recomputes) == 1
+    # the recompute sees the last event of each port: down where that event was odd
+    last_event = {j: max(e for e in range(500) if e % len(links) == j) for j in range(len(links))}
+    assert recomputes[0] == {link_key(l.node_a, l.node_b) for j, l in enumerate(links) if last_event[j] % 2}
+    batch.notify()  # the next burst schedules again
+    assert len(scheduled) == 1
