@@ -1,9 +1,15 @@
-"""Measure fat-tree start-up: time from net.start() to all-pairs
-reachability, and OpenFlow rule counts per switch role, for several k.
+"""Measure the fat-tree as a user gets it (BFD on, interval by budget):
+build+start, ready, start -> all pairs reachable, teardown, controller CPU
+during start, silent-failure detection, rules per switch, and the same
+topology in bare Mininet (no controller, Mininet's own start and stop) for
+comparison; plus the controller's table computation alone for larger k.
 
-    python -m scripts.fattree.measure [--k 4 6 8] [--out results/fattree]
+    python -m scripts.fattree.measure [--k 4 8 16] [--sample 1000] [--model-k 16 48]
+        [--no-bare] [--out results/fattree]
 
-Prints a table and writes results/fattree/startup.json and startup.csv.
+Above ``--sample-above`` (k=8) the reachability check pings ``--sample``
+random ordered pairs (seed recorded). Writes results/fattree/startup.json
+and startup.csv, and model_timing.json.
 """
 import argparse
 import csv
@@ -11,12 +17,21 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
 
-from controller.fattree.pipeline import rule_counts
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+
+from controller.fattree import APP, READY_PATH
+from controller.fattree.failover import link_key, tables_with_failures
+from controller.fattree.pipeline import compile_table, rule_counts
 from controller.fattree.twolevel import all_tables
-from scripts import traffic
-from scripts.fabric import Fabric, progress
+from scripts import bfd, faults, traffic
+from scripts.fabric import Fabric, UserOVSSwitch, check_fits, progress
 from topologies.fattree import FatTree, check_k
+from topologies.mininet_topo import ModelTopo
+
+CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
 
 
 def installed_rule_count(switch):
@@ -25,64 +40,180 @@ def installed_rule_count(switch):
     return sum(1 for line in out.splitlines() if 'priority=' in line)
 
 
-def measure(k, ofp_port, rest_port):
+def cpu_seconds(pid):
+    with open('/proc/%d/stat' % pid) as stat:
+        fields = stat.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+
+def rss_mb(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open('/proc/%d/status' % pid) as status:
+                total += next(int(l.split()[1]) for l in status if l.startswith('VmRSS:'))
+        except (OSError, StopIteration):
+            pass
+    return round(total / 1024.0, 1)
+
+
+def ovs_vswitchd_pid():
+    with open('/var/run/openvswitch/ovs-vswitchd.pid') as pid_file:
+        return int(pid_file.read())
+
+
+def link_is_up(rest_port, a, b):
+    url = 'http://127.0.0.1:%d/fattree/state/links' % rest_port
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        rows = json.load(reply)
+    return next(r['up'] for r in rows if {r['a'], r['b']} == {a, b})
+
+
+def silent_failure_detection(topo, rest_port, a, b, timeout=60):
+    """Seconds from black-holing link a-b until the controller holds it failed,
+    and from undoing it until the controller holds it up again."""
+    def wait_for(up):
+        started = time.time()
+        while link_is_up(rest_port, a, b) != up:
+            if time.time() - started > timeout:
+                raise TimeoutError('link %s-%s not %s after %ds' % (a, b, 'up' if up else 'down', timeout))
+            time.sleep(0.02)
+        return time.time() - started
+    faults.fail_link(topo, a, b, silent=True)
+    try:
+        detected = wait_for(False)
+    finally:
+        faults.recover_link(topo, a, b)
+    return detected, wait_for(True)
+
+
+def bare_mininet(topo):
+    """Build, start and stop the topology in plain Mininet, as Mininet does it."""
+    setLogLevel('warning')
+    started = time.time()
+    net = Mininet(topo=ModelTopo(topo), switch=UserOVSSwitch, controller=None, build=False,
+                  autoSetMacs=False, autoStaticArp=False)
+    try:
+        net.build()
+        net.start()
+        up = time.time() - started
+    finally:
+        stopping = time.time()
+        net.stop()
+    return {'up_s': round(up, 2), 'teardown_s': round(time.time() - stopping, 2)}
+
+
+def measure(k, ofp_port, rest_port, sample, sample_above, seed):
     topo = FatTree(k)
+    check_fits(topo)
     tables = all_tables(topo)
     hosts = [h.name for h in topo.hosts]
-    build_started = time.time()
-    with Fabric(topo, 'controller.fattree.app', {'k': k}, ofp_port=ofp_port,
-                rest_port=rest_port) as fabric:
-        build_s = fabric.started_at - build_started
-        progress('k=%d: started in %.1f s; pinging all %d pairs' % (k, build_s, len(hosts) * (len(hosts) - 1)))
-        reach_s = traffic.wait_all_pairs(fabric.net, hosts, deadline_s=300, progress=progress)
-        reach_s = time.time() - fabric.started_at
+    sampled = k > sample_above
+    pairs = traffic.sample_pairs(hosts, sample, seed) if sampled else traffic.all_pairs(hosts)
+    interval = bfd.interval_for(len(topo.switch_links()))
+    fabric = Fabric(topo, APP, {'k': k}, ofp_port=ofp_port, rest_port=rest_port, bfd_ms=interval,
+                    ready_path=READY_PATH)
+    began = time.time()
+    try:
+        fabric.start()
+        row = {'k': k, 'switches': len(topo.switches), 'hosts': len(hosts),
+               'bfd_interval_ms': interval, 'bfd_detection_ms': bfd.detection_ms(interval),
+               'bfd_packets_per_s': round(bfd.bfd_packets_per_s(len(topo.switch_links()), interval)),
+               'up_s': round(fabric.started_at - began, 2),
+               'ready_s': round(fabric.ready_at - began, 2),
+               'controller_cpu_s_to_ready': round(cpu_seconds(fabric.controller.process.pid), 2),
+               'pairs_checked': len(pairs), 'pairs_sampled': sampled, 'pair_seed': seed if sampled else None}
+        progress('k=%d: ready in %.1f s; pinging %d pairs' % (k, row['ready_s'], len(pairs)))
+        traffic.wait_all_pairs(fabric.net, hosts, deadline_s=300, progress=progress, pairs=pairs)
+        row['start_to_all_pairs_s'] = round(time.time() - fabric.started_at, 2)
+        row['ovs_vswitchd_rss_mb'] = rss_mb([ovs_vswitchd_pid()])
+        row['node_shells_rss_mb'] = rss_mb([n.pid for n in fabric.net.hosts + fabric.net.switches])
+        a, b = 'a0_%d' % (k // 2), 'c1_1'
+        progress('k=%d: silent failure of %s-%s' % (k, a, b))
+        row['silent_failure_detected_s'], row['silent_failure_recovered_s'] = (
+            round(v, 3) for v in silent_failure_detection(topo, rest_port, a, b))
         roles = {}
         for switch in topo.switches:
-            prefixes, suffixes, housekeeping = rule_counts(topo, tables[switch.name])
+            counts = rule_counts(topo, tables[switch.name])
             installed = installed_rule_count(switch.name)
-            if installed != prefixes + suffixes + housekeeping:
-                raise RuntimeError('%s has %d rules installed, %d computed'
-                                   % (switch.name, installed, prefixes + suffixes + housekeeping))
-            roles.setdefault(switch.role, set()).add((prefixes, suffixes, housekeeping))
-    return {'k': k, 'switches': len(topo.switches), 'hosts': len(hosts),
-            'pairs': len(hosts) * (len(hosts) - 1), 'build_and_start_s': round(build_s, 2),
-            'start_to_all_pairs_s': round(reach_s, 2),
-            'rules': {role: [{'prefix': p, 'suffix': s, 'housekeeping': h, 'total': p + s + h}
-                             for p, s, h in sorted(counts)] for role, counts in roles.items()}}
+            if installed != sum(counts):
+                raise RuntimeError('%s has %d rules installed, %d computed' % (switch.name, installed, sum(counts)))
+            roles.setdefault(switch.role, set()).add(counts)
+        row['rules'] = {role: [{'prefix': p, 'suffix': s, 'housekeeping': h, 'total': p + s + h}
+                               for p, s, h in sorted(counts)] for role, counts in roles.items()}
+    finally:
+        stopping = time.time()
+        fabric.stop()
+    row['teardown_s'] = round(time.time() - stopping, 2)
+    return row
+
+
+def model_timing(k):
+    """Seconds the controller spends computing and compiling every switch's
+    tables: with no failure, and again after one upper-core link fails."""
+    topo = FatTree(k)
+    started = time.time()
+    for table in tables_with_failures(topo, frozenset()).values():
+        compile_table(table)
+    clean = time.time() - started
+    started = time.time()
+    failed = frozenset([link_key('a0_%d' % (k // 2), 'c1_1')])
+    for table in tables_with_failures(topo, failed).values():
+        compile_table(table)
+    return {'k': k, 'switches': len(topo.switches), 'compute_all_s': round(clean, 3),
+            'recompute_one_failure_s': round(time.time() - started, 3)}
+
+
+CSV_COLUMNS = ['k', 'switches', 'hosts', 'bfd_interval_ms', 'bfd_detection_ms', 'bfd_packets_per_s',
+               'up_s', 'ready_s', 'start_to_all_pairs_s', 'pairs_checked', 'pair_seed', 'teardown_s',
+               'controller_cpu_s_to_ready', 'silent_failure_detected_s', 'silent_failure_recovered_s',
+               'ovs_vswitchd_rss_mb', 'node_shells_rss_mb', 'bare_up_s', 'bare_teardown_s',
+               'up_vs_bare', 'teardown_vs_bare']
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--k', type=int, nargs='+', default=[4, 6, 8])
+    parser.add_argument('--k', type=int, nargs='+', default=[4, 8, 16])
+    parser.add_argument('--model-k', type=int, nargs='*', default=[4, 8, 16, 48])
+    parser.add_argument('--sample', type=int, default=1000, help='pairs pinged above --sample-above')
+    parser.add_argument('--sample-above', type=int, default=8)
+    parser.add_argument('--seed', type=int, default=1, help='seed of the pair sample')
+    parser.add_argument('--no-bare', action='store_true', help='skip the bare-Mininet comparison')
     parser.add_argument('--out', default='results/fattree')
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
     args = parser.parse_args(argv)
-    for k in args.k:
+    for k in args.k + args.model_k:
         check_k(k)
-    rows = [measure(k, args.ofp_port, args.rest_port) for k in args.k]
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'startup.json'), 'w') as f:
-        json.dump(rows, f, indent=2)
+    timing = []
+    for k in args.model_k:
+        progress('model k=%d: computing every table' % k)
+        timing.append(model_timing(k))
+    with open(os.path.join(args.out, 'model_timing.json'), 'w') as f:
+        json.dump(timing, f, indent=2)
+    rows = []
+    for k in args.k:
+        row = measure(k, args.ofp_port, args.rest_port, args.sample, args.sample_above, args.seed)
+        if not args.no_bare:
+            progress('k=%d: bare Mininet build, start and stop' % k)
+            bare = bare_mininet(FatTree(k))
+            row.update(bare_up_s=bare['up_s'], bare_teardown_s=bare['teardown_s'],
+                       up_vs_bare=round(row['up_s'] / bare['up_s'], 2),
+                       teardown_vs_bare=round(row['teardown_s'] / bare['teardown_s'], 2))
+        rows.append(row)
+        with open(os.path.join(args.out, 'startup.json'), 'w') as f:
+            json.dump(rows, f, indent=2)
     with open(os.path.join(args.out, 'startup.csv'), 'w', newline='') as f:
-        writer = csv.writer(f)
-        writer.writerow(['k', 'switches', 'hosts', 'build_and_start_s', 'start_to_all_pairs_s',
-                         'role', 'prefix_rules', 'suffix_rules', 'housekeeping_rules', 'total_rules'])
-        for row in rows:
-            for role, counts in sorted(row['rules'].items()):
-                for c in counts:
-                    writer.writerow([row['k'], row['switches'], row['hosts'], row['build_and_start_s'],
-                                     row['start_to_all_pairs_s'], role, c['prefix'], c['suffix'],
-                                     c['housekeeping'], c['total']])
-    print('%3s %8s %6s %9s %14s  %s' % ('k', 'switches', 'hosts', 'start (s)', 'all-pairs (s)',
-                                        'rules per switch: prefix+suffix+housekeeping'))
+        writer = csv.DictWriter(f, CSV_COLUMNS, extrasaction='ignore')
+        writer.writeheader()
+        writer.writerows(rows)
     for row in rows:
-        rules = ', '.join('%s %s' % (role, '/'.join('%d+%d+%d' % (c['prefix'], c['suffix'], c['housekeeping'])
-                                                     for c in counts))
-                          for role, counts in sorted(row['rules'].items()))
-        print('%3d %8d %6d %9.1f %14.1f  %s' % (row['k'], row['switches'], row['hosts'],
-                                                row['build_and_start_s'], row['start_to_all_pairs_s'], rules))
-    print('written: %s/startup.json, startup.csv' % args.out)
+        print(' '.join('%s=%s' % (c, row.get(c)) for c in CSV_COLUMNS))
+    for t in timing:
+        print('model k=%(k)d (%(switches)d switches): all tables %(compute_all_s).2f s, '
+              'after one failure %(recompute_one_failure_s).2f s' % t)
+    print('written: %s/startup.json, startup.csv, model_timing.json' % args.out)
 
 
 if __name__ == '__main__':
