@@ -7,6 +7,7 @@ started in a host) on exit, error, Ctrl-C or SIGTERM.
 """
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -15,7 +16,7 @@ import tempfile
 import time
 import urllib.request
 
-from mininet.link import Link, TCLink
+from mininet.link import Intf, Link, TCIntf, TCLink
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 from mininet.node import OVSSwitch, RemoteController
@@ -46,6 +47,28 @@ class UserOVSSwitch(OVSSwitch):
         super().__init__(name, **params)
 
     @classmethod
+    def batchStartup(cls, switches, run=None):
+        """Every switch in one ovsdb transaction. Mininet splits the batch
+        wherever its shell command line reaches 128 KB, and each further
+        transaction waits for ovs-vswitchd to reconfigure every bridge made
+        before it (k=16: a dozen rounds); as an argument list the whole
+        fabric fits in one command."""
+        args = ['ovs-vsctl', '--timeout=%d' % (60 + len(switches))]
+        for switch in switches:
+            for command in switch.commands:
+                args += shlex.split(command)
+            switch.commands = []
+            switch.batch = False
+        started = subprocess.run(args, capture_output=True, text=True)
+        if started.returncode != 0:
+            raise SetupError('starting %d switches failed: %s' % (len(switches), started.stderr.strip()[:500]))
+        for switch in switches:
+            for intf in switch.intfs.values():
+                if isinstance(intf, TCIntf):
+                    intf.config(**intf.params)  # OVS resets the qdiscs it finds
+        return switches
+
+    @classmethod
     def with_bfd(cls, interval_ms):
         return type('BfdUserOVSSwitch', (cls,), {'bfd_ms': interval_ms})
 
@@ -60,15 +83,78 @@ class UserOVSSwitch(OVSSwitch):
         return opts
 
 
+class BatchedIntf(Intf):
+    """An interface configured in bulk by BatchedMininet: constructing one
+    runs no command (Mininet's Intf sets MAC and up-state through a shell
+    round trip per interface)."""
+
+    def config(self, mac=None, ip=None, up=True, **_params):
+        return {}
+
+
+class BatchedLink(Link):
+    """A veth pair that BatchedMininet creates with every other one in one
+    ``ip -batch``, instead of a shell round trip per pair."""
+
+    def __init__(self, node1, node2, **params):
+        params['intf'] = BatchedIntf  # Mininet.addLink passes its own default
+        super().__init__(node1, node2, **params)
+
+    def makeIntfPair(self, intfname1, intfname2, addr1=None, addr2=None, node1=None, node2=None,
+                     deleteIntfs=True):
+        self.pair = (intfname1, intfname2, addr1, addr2, node1, node2)
+
+
+class BatchedMininet(Mininet):
+    """Mininet whose build creates all veths in one ``ip -batch`` and
+    configures every host with one command, sent to all hosts before any
+    answer is awaited (Mininet does several shell round trips per interface
+    and per host, one after the other: minutes at k=16)."""
+
+    def configHosts(self):
+        lines = []
+        for link in self.links:
+            name1, name2, addr1, addr2, node1, node2 = link.pair
+            if node1.inNamespace:
+                if node2.inNamespace:
+                    raise SetupError('link %s-%s joins two namespaces; BatchedMininet '
+                                     'creates veths from the root namespace' % (node1, node2))
+                name1, name2, addr1, addr2, node1, node2 = name2, name1, addr2, addr1, node2, node1
+            peer = 'netns %d' % node2.pid if node2.inNamespace else ''
+            lines.append('link add name %s address %s type veth peer name %s address %s %s'
+                         % (name1, addr1, name2, addr2, peer))
+            lines.append('link set %s up' % name1)
+            if not node2.inNamespace:
+                lines.append('link set %s up' % name2)
+            link.intf1.mac, link.intf2.mac = (addr1, addr2) if link.intf1.name == name1 else (addr2, addr1)
+        created = subprocess.run(['ip', '-batch', '-'], input='\n'.join(lines) + '\n',
+                                 capture_output=True, text=True)
+        if created.returncode != 0:
+            raise SetupError('creating veths failed: %s' % created.stderr.strip()[:500])
+        for host in self.hosts:
+            intf = host.defaultIntf()
+            ip, prefix = host.params['ip'].split('/')
+            intf.ip, intf.prefixLen, intf.mac = ip, int(prefix), host.params['mac']
+            host.sendCmd('ip link set lo up; ip link set %s address %s up; ip addr add %s/%s dev %s'
+                         % (intf, intf.mac, ip, prefix, intf))
+        for host in self.hosts:
+            out = host.waitOutput()
+            if out.strip():
+                raise SetupError('configuring %s failed: %s' % (host, out.strip()))
+
+
 def progress(message):
     print('... ' + message, file=sys.stderr, flush=True)
 
 
 def hosts_tx_offload_off(net):
-    """TCP over veth into a software switch hangs with TX checksum offload on."""
+    """TCP over veth into a software switch hangs with TX checksum offload on.
+    Sent to every host before any answer is awaited."""
     for host in net.hosts:
-        for intf in host.intfList():
-            host.cmd('ethtool -K %s tx off >/dev/null 2>&1' % intf.name)
+        host.sendCmd('; '.join('ethtool -K %s tx off >/dev/null 2>&1' % intf.name
+                               for intf in host.intfList()))
+    for host in net.hosts:
+        host.waitOutput()
 
 
 # Memory a fabric takes, measured on these machines (scripts/fattree/measure.py
@@ -145,13 +231,17 @@ def stop_ovs_network(net):
     a time, while its bridge still exists (ovs-vswitchd reconfigures after
     each: minutes at k=16): every bridge in one ovsdb transaction, every
     switch-side interface (and so its veth peer) in one ``ip -batch``, then
-    the node shells (a host's namespace goes with its shell)."""
-    bridges = [s.name for s in net.switches]
-    for chunk in range(0, len(bridges), 500):
-        cmd = ['ovs-vsctl', '--timeout=60']
-        for name in bridges[chunk:chunk + 500]:
-            cmd += ['--', '--if-exists', 'del-br', name]
-        subprocess.run(cmd, capture_output=True, check=True)
+    the node shells (a host's namespace goes with its shell). Each step runs
+    even if one before it failed; the first failure is raised at the end.
+    ``--no-wait``: ovs-vswitchd drops the bridges in its own time (at k=16
+    that is minutes), and nothing here needs to wait for it."""
+    errors = []
+    cmd = ['ovs-vsctl', '--no-wait', '--timeout=60']
+    for switch in net.switches:
+        cmd += ['--', '--if-exists', 'del-br', switch.name]
+    deleted = subprocess.run(cmd, capture_output=True, text=True)
+    if deleted.returncode != 0:
+        errors.append('ovs-vsctl del-br: %s' % deleted.stderr.strip()[:300])
     interfaces = [intf.name for s in net.switches for intf in s.intfList() if intf.name != 'lo']
     # -force: a veth already gone with its peer is no reason to stop
     subprocess.run(['ip', '-force', '-batch', '-'], capture_output=True, text=True,
@@ -159,6 +249,8 @@ def stop_ovs_network(net):
     for node in net.hosts + net.switches:
         node.terminate()
     net.links, net.hosts, net.switches = [], [], []
+    if errors:
+        raise SetupError('; '.join(errors))
 
 
 class Controller:
@@ -301,13 +393,14 @@ class Fabric(MininetContext):
         setLogLevel(self.log_level)
         if self.controller:
             self.controller.start()
-        link_opts, link_class = None, Link
+        link_opts, link_class, net_class = None, BatchedLink, BatchedMininet
         if self.bw:
-            # TCLink would turn offloads back on: keep them off (DESIGN.md).
-            link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink
+            # TCLink shapes each interface as it makes it (and would turn
+            # offloads back on: keep them off).
+            link_opts, link_class, net_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink, Mininet
         topo = ModelTopo(self.model, link_opts=link_opts)
         switch_class = UserOVSSwitch.with_bfd(self.bfd_ms) if self.bfd_ms else UserOVSSwitch
-        self.net = Mininet(topo=topo, switch=switch_class, link=link_class, build=False,
+        self.net = net_class(topo=topo, switch=switch_class, link=link_class, build=False,
                            controller=None, autoSetMacs=False, autoStaticArp=False)
         self.net.addController(ListeningController('c0', ip='127.0.0.1', port=self.ofp_port))
         progress('building %s: %d switches, %d hosts, %d links'
