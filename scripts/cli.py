@@ -22,25 +22,10 @@ import sys
 import time
 
 from controller.fattree.scheme_params import SCHEME_NAMES
-from topologies.fattree import FatTree, check_k
+from scripts.argtypes import fattree_k as _k, positive as _positive
+from topologies.fattree import FatTree
 
 FATTREE_APP = 'controller.fattree.app'
-
-
-def _k(text):
-    try:
-        return check_k(int(text) if text.lstrip('-').isdigit() else text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _positive(kind):
-    def parse(text):
-        value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError('must be positive, got %s' % text)
-        return value
-    return parse
 
 
 def cmd_tables(args):
