@@ -35,7 +35,7 @@ def add_seed_options(parser, reps, seed_base, per='repetition'):
     parser.add_argument('--seeds', type=int, nargs='+', metavar='SEED',
                         help='the seeds, one %s each (instead of --reps and --seed-base)' % per)
     parser.add_argument('--reps', type=positive(int),
-                        help='%ss, seeds counted up from --seed-base (default %d)' % (per, reps))
+                        help='how many seeds, counted up from --seed-base (default %d)' % reps)
     parser.add_argument('--seed-base', type=int,
                         help='the first seed of --reps (default %d)' % seed_base)
     parser.set_defaults(seed_defaults=(reps, seed_base))
