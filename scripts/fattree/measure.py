@@ -15,8 +15,9 @@ import time
 from controller.fattree.pipeline import rule_counts
 from controller.fattree.twolevel import all_tables
 from scripts import traffic
+from scripts.argtypes import fattree_k
 from scripts.fabric import Fabric, progress
-from topologies.fattree import FatTree, check_k
+from topologies.fattree import FatTree
 
 
 def installed_rule_count(switch):
@@ -53,13 +54,11 @@ def measure(k, ofp_port, rest_port):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--k', type=int, nargs='+', default=[4, 6, 8])
+    parser.add_argument('--k', type=fattree_k, nargs='+', default=[4, 6, 8])
     parser.add_argument('--out', default='results/fattree')
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
     args = parser.parse_args(argv)
-    for k in args.k:
-        check_k(k)
     rows = [measure(k, args.ofp_port, args.rest_port) for k in args.k]
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, 'startup.json'), 'w') as f:
