@@ -141,7 +141,7 @@ def plot(path, summary, config):
             column = PAPER_SCHEMES.index(scheme)
             paper = [(x, PAPER[p][column]) for x, p in zip(xs, patterns) if p in PAPER]
             if paper:  # one legend entry for the marks over every scheme's bars
-                ax.scatter([x for x, _ in paper], [v for _, v in paper], marker='_', s=120, color='black',
+                ax.scatter([x for x, _ in paper], [v for _, v in paper], marker='D', s=25, color='black',
                            zorder=3, label=None if paper_labelled else
                            "paper: Al-Fares et al. Table 2 (on its scheme's bar)")
                 paper_labelled = True
@@ -151,7 +151,7 @@ def plot(path, summary, config):
     ax.set_ylim(0, 110)
     ax.set_title('k=%d fat-tree, %g Mbit/s links, %d s flows; %s'
                  % (config['k'], config['bw'], config['duration'], seeds_caption(config)), fontsize=9)
-    ax.legend(fontsize=8, ncol=3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    # below the axes: inside, it would hide the marks at 100%
+    ax.legend(fontsize=8, ncol=3, loc='upper center', bbox_to_anchor=(0.5, -0.28))
+    fig.savefig(path, dpi=120, bbox_inches='tight')
     plt.close(fig)
