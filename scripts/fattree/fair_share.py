@@ -1,18 +1,19 @@
-"""What two-level routing allows a set of flows if every link were shared
-max-min fairly (ideal TCP): the model beside the bisection experiment's
-measured two-level column, which shows TCP's own losses against it."""
+"""What a set of flows gets if every link were shared max-min fairly (ideal
+TCP), on the paths a routing scheme gives them: the model beside the
+bisection experiment's measured columns, which shows TCP's own losses
+against it."""
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
 
 
-def two_level_fair_share(topo, pairs):
-    """% of ideal (every flow at link rate) that the (source, destination)
-    host ``pairs`` get on their two-level paths under max-min fair sharing."""
-    tables = all_tables(topo)
-    paths = []
-    for src, dst in pairs:
-        hops = walk(topo, lambda switch, _, ip: tables[switch].lookup(ip), src, dst)
-        paths.append({(src, hops[0][0])} | {(sw, topo.peer(sw, port)[0]) for sw, port in hops})
+def path_links(topo, src, hops):
+    """The directed links a flow from host ``src`` crosses, from its walk."""
+    return {(src, hops[0][0])} | {(sw, topo.peer(sw, port)[0]) for sw, port in hops}
+
+
+def max_min_share(paths):
+    """% of ideal (every flow at link rate) that flows on ``paths`` (sets of
+    directed links, every link of capacity 1) get under max-min fair sharing."""
     capacity = {link: 1.0 for path in paths for link in path}
     rates, active = [0.0] * len(paths), set(range(len(paths)))
     while active:  # water-filling: saturate the most shared link, freeze its flows
@@ -29,3 +30,11 @@ def two_level_fair_share(topo, pairs):
             for link in paths[i]:
                 capacity[link] -= rate
     return 100.0 * sum(rates) / len(paths)
+
+
+def two_level_fair_share(topo, pairs):
+    """max_min_share of the (source, destination) host ``pairs`` on their
+    two-level paths."""
+    tables = all_tables(topo)
+    return max_min_share([path_links(topo, src, walk(topo, lambda sw, _, ip: tables[sw].lookup(ip), src, dst))
+                          for src, dst in pairs])
