@@ -25,19 +25,20 @@ class ToolError(RuntimeError):
 
 
 class TransferError(RuntimeError):
-    """iperf3 ran but its transfer failed (e.g. it lost its control
-    connection on a loaded machine): worth running again."""
+    """A tool ran but its transfer failed: iperf3 reported an error (e.g.
+    it lost its control connection on a loaded machine) or a tool did not
+    end in time. Worth running again."""
 
 
 def _output(tool, where, proc, timeout, ok_codes):
     """(stdout, stderr) text of a finished tool; ToolError when its exit
-    code is not one of ``ok_codes`` or it outlives ``timeout``."""
+    code is not one of ``ok_codes``, TransferError when it outlives ``timeout``."""
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-        raise ToolError(tool, where, 'still running after %ds' % timeout) from None
+        raise TransferError('%s on %s did not finish within %ds' % (tool, where, timeout)) from None
     out, err = (out or b'').decode(errors='replace'), (err or b'').decode(errors='replace')
     if proc.returncode not in ok_codes:
         raise ToolError(tool, where, 'exit code %d: %s' % (proc.returncode, err or out))

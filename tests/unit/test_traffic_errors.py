@@ -99,3 +99,11 @@ def test_ping_error_is_an_error_and_no_reply_is_none(stub):
 def test_missing_ping_is_an_error(stub):
     with pytest.raises(traffic.ToolError, match='ping failed on h1 -> h2: exit code 127'):
         traffic.reply_ttl(stub.net, 'h1', 'h2')
+
+
+def test_a_tool_that_does_not_end_is_a_failed_transfer(stub):
+    stub('ping', 'exec /bin/sleep 30')
+    proc = traffic.start_ping(stub.net, 'h1', 'h2')
+    with pytest.raises(traffic.TransferError, match='ping on h1 -> h2 did not finish within 1s'):
+        traffic.ping_output('h1', 'h2', proc, 1)
+    assert proc.returncode is not None  # killed, not left behind
