@@ -14,7 +14,7 @@ import time
 
 # What fping -a writes to stderr about targets it could not reach; anything
 # else there is fping (or the exec of fping) failing.
-_FPING_TARGET_REPORT = re.compile(r'^(ICMP .* for ICMP Echo sent to |duplicate for )')
+_FPING_TARGET_REPORT = re.compile(r'^(ICMP .* for ICMP Echo sent to |\S+ : duplicate for \[)')
 
 
 class ToolError(RuntimeError):
