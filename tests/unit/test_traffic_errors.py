@@ -1,7 +1,6 @@
 """A traffic tool that fails to run is an error naming the tool and its
 message, not a result: fping, ping and iperf3 replaced by stub scripts on
 PATH (or missing from it), run the way Mininet's host.popen runs them."""
-import os
 import stat
 import subprocess
 
