@@ -128,7 +128,7 @@ def run_once(fabrics, scheme, pairs, config, progress):
             if attempt == RUN_ATTEMPTS:
                 raise
             progress('%s; again' % err)
-            time.sleep(FLOW_IDLE_S + 2)  # the failed run's flows are gone from every network
+            time.sleep(2)  # the killed flows' packets leave the queues
 
 
 def run_experiment(config, flows_of, record, progress):
