@@ -24,33 +24,8 @@ import time
 from controller.fattree import APP as FATTREE_APP, READY_PATH
 from controller.fattree.scheme_params import SCHEME_NAMES
 from scripts import bfd
-from topologies.fattree import FatTree, check_k
-
-
-def _k(text):
-    try:
-        return check_k(int(text) if text.lstrip('-').isdigit() else text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _positive(kind):
-    def parse(text):
-        value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError('must be positive, got %s' % text)
-        return value
-    return parse
-
-
-def _non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError('not an integer: %r' % text) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError('must be 0 or more, got %s' % text)
-    return value
+from scripts.argtypes import fattree_k as _k, non_negative_int, positive as _positive
+from topologies.fattree import FatTree
 
 
 def cmd_tables(args):
@@ -185,7 +160,7 @@ def build_parser():
 
     def network_options(p):
         p.add_argument('--bw', type=_positive(float), help='shape every link to BW Mbit/s (HTB)')
-        p.add_argument('--bfd-ms', type=_non_negative_int, default=None,
+        p.add_argument('--bfd-ms', type=non_negative_int, default=None,
                        help='BFD interval on every switch link, detection after 3 misses (0: off; '
                             'default: the shortest interval, at least %d ms, that keeps the '
                             'fabric within %d BFD packets/s)' % (bfd.FLOOR_MS, bfd.BUDGET_PPS))

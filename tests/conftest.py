@@ -4,6 +4,8 @@ import subprocess
 
 import pytest
 
+from scripts.ports import free_port  # noqa: F401 (tests import it from here)
+
 
 def ovs_ready():
     """Root and a running Open vSwitch: what tests with real bridges need.
@@ -19,12 +21,3 @@ def require_ovs():
         if os.environ.get('CI'):
             pytest.fail('CI must run the OVS/Mininet tests: run scripts/setup.sh as root first')
         pytest.skip('needs root and a running Open vSwitch (scripts/setup.sh)')
-
-
-def free_port():
-    """A TCP port nothing listens on now (so tests never collide with a
-    controller someone else runs on the default port)."""
-    import socket
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return probe.getsockname()[1]

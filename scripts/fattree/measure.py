@@ -28,7 +28,8 @@ from controller.fattree.pipeline import compile_table, rule_counts
 from controller.fattree.twolevel import all_tables
 from scripts import bfd, faults, traffic
 from scripts.fabric import Fabric, UserOVSSwitch, check_fits, progress
-from topologies.fattree import FatTree, check_k
+from scripts.argtypes import fattree_k
+from topologies.fattree import FatTree
 from topologies.mininet_topo import ModelTopo
 
 CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
@@ -173,8 +174,8 @@ CSV_COLUMNS = ['k', 'switches', 'hosts', 'bfd_interval_ms', 'bfd_detection_ms', 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--k', type=int, nargs='+', default=[4, 8, 16])
-    parser.add_argument('--model-k', type=int, nargs='*', default=[4, 8, 16, 48])
+    parser.add_argument('--k', type=fattree_k, nargs='+', default=[4, 8, 16])
+    parser.add_argument('--model-k', type=fattree_k, nargs='*', default=[4, 8, 16, 48])
     parser.add_argument('--sample', type=int, default=1000, help='pairs pinged above --sample-above')
     parser.add_argument('--sample-above', type=int, default=8)
     parser.add_argument('--seed', type=int, default=1, help='seed of the pair sample')
@@ -183,8 +184,6 @@ def main(argv=None):
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
     args = parser.parse_args(argv)
-    for k in args.k + args.model_k:
-        check_k(k)
     os.makedirs(args.out, exist_ok=True)
     timing = []
     for k in args.model_k:

@@ -16,6 +16,7 @@ import sys
 import time
 
 from scripts import faults, probe, traffic
+from scripts.argtypes import fattree_k
 from scripts.fabric import Fabric, progress
 from topologies.fattree import FatTree
 
@@ -101,7 +102,7 @@ def single_link_reachability(fabric, topo):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--k', type=int, default=4)
+    parser.add_argument('--k', type=fattree_k, default=4)
     parser.add_argument('--bfd-ms', type=int, default=100)
     parser.add_argument('--out', default='results/outages')
     parser.add_argument('--ofp-port', type=int, default=6653)

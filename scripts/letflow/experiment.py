@@ -1,7 +1,7 @@
 """LetFlow experiments on ns-3 and the section 4.2 Markov model.
 
     python -m scripts.letflow.experiment fig1a|weights|elasticity|delta|markov|all
-        [--seeds N] [--jobs J] [--out DIR] [--duration S]
+        [--seeds 1 2 3 | --reps N --seed-base B] [--jobs J] [--out DIR] [--duration S]
 
 Topologies follow Fig. 1 of the LetFlow paper, scaled to this machine: every
 link rate and every flow size is divided by 10 (40 Gbps fabric links become
@@ -12,7 +12,8 @@ at a tenth of the packets.  FCTs are measured on the flows that start in a
 window after a warm-up, while arrivals go on until they finish.  The
 elasticity experiment (section 4.1) runs at the paper's own rates.  Each
 experiment writes results.json, results.csv and PNG plots under
---out/<experiment>/ and prints its table.
+--out/<experiment>/ and prints its table; every point runs once per seed,
+and the seeds are recorded in the files and named in every plot.
 """
 
 import argparse
@@ -32,6 +33,7 @@ from controller.letflow import markov
 from controller.letflow.workloads import poisson_flows, workload
 from controller.letflow import build
 from controller.letflow.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
+from scripts.argtypes import add_seed_options, seeds_of
 
 SCALE = 0.1                      # link rates and flow sizes relative to the paper
 FABRIC_GBPS = 40 * SCALE
@@ -106,11 +108,14 @@ def _describe(labels: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in labels.items() if k != "source_leaf")
 
 
-def _save(out_dir: Path, name: str, payload: dict, rows) -> Path:
+def _save(out_dir: Path, name: str, payload: dict, rows, seeds) -> Path:
+    """results.json (``payload`` and the seeds) and results.csv (``rows``,
+    each with the seeds) under out_dir/name."""
     target = out_dir / name
     target.mkdir(parents=True, exist_ok=True)
-    (target / "results.json").write_text(json.dumps(payload, indent=1))
+    (target / "results.json").write_text(json.dumps(dict(payload, seeds=seeds), indent=1))
     if rows:
+        rows = [dict(row, seeds=" ".join(map(str, seeds))) for row in rows]
         with open(target / "results.csv", "w", newline="") as f:
             fields = list(dict.fromkeys(k for row in rows for k in row))
             writer = csv.DictWriter(f, fieldnames=fields)
@@ -124,6 +129,10 @@ def _plt():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
+
+
+def _seeds_caption(seeds) -> str:
+    return f"{len(seeds)} run(s) per point, seed(s) {' '.join(map(str, seeds))}"
 
 
 # ---------------------------------------------------------------- topologies
@@ -217,9 +226,10 @@ def _fct_row(stats, best):
 
 # ---------------------------------------------------------------- experiments
 
-def _save_plot(fig, ax, xlabel, ylabel, path):
+def _save_plot(fig, ax, xlabel, ylabel, path, title):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -230,9 +240,10 @@ def exp_fig1a(args):
     2.4:1, per-flow / per-packet / flowlet; FCT normalised to the best run
     (the paper normalises to CONGA, which dcfabric does not implement)."""
     settings = {"equal": [1.0, 1.0], "s1x2.4": [1.0, 2.4]}
+    seeds = seeds_of(args)
     scenarios = [_fig1a_scenario(args, scheme, w, name, seed)
                  for name, w in settings.items() for scheme in args.schemes
-                 for seed in range(1, args.seeds + 1)]
+                 for seed in seeds]
     results = run_all(scenarios, args.jobs, args.nice, args.out / "fig1a" / "runs")
     stats = _over_seeds(results, ("weights", "scheme"))
     means = {k: v[0] for k, v in stats.items()}
@@ -244,7 +255,7 @@ def exp_fig1a(args):
                           "S0->L2")}
             for (w, s) in stats]
     _print_rows("Fig 1a (paper Fig 2): mean FCT normalised to the best", rows)
-    target = _save(args.out, "fig1a", {"runs": results, "rows": rows}, rows)
+    target = _save(args.out, "fig1a", {"runs": results, "rows": rows}, rows, seeds)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for i, scheme in enumerate(args.schemes):
@@ -253,7 +264,7 @@ def exp_fig1a(args):
     ax.set_xticks(range(len(settings)), ["equal weights", "S1 weight 2.4x"])
     ax.set_ylabel("mean FCT / best")
     ax.legend()
-    ax.set_title("Fig. 1a topology (L0-S1 failed)")
+    ax.set_title(f"Fig. 1a topology (L0-S1 failed); {_seeds_caption(seeds)}", fontsize=9)
     fig.tight_layout()
     fig.savefig(target / "fig1a_fct.png", dpi=120)
     return rows
@@ -262,9 +273,10 @@ def exp_fig1a(args):
 def exp_weights(args):
     """Figs. 3 and 4: sweep the S0 weight on the Fig. 1b topology (two leaves,
     S1 path at half the capacity of S0, load 93%)."""
+    seeds = seeds_of(args)
     scenarios = [_fig1b_scenario(args, scheme, w, seed, args.delta_us)
                  for w in FIG3_WEIGHTS for scheme in args.schemes
-                 for seed in range(1, args.seeds + 1)]
+                 for seed in seeds]
     results = run_all(scenarios, args.jobs, args.nice, args.out / "weights" / "runs")
     stats = _over_seeds(results, ("weight_s0", "scheme"))
     means = {k: v[0] for k, v in stats.items()}
@@ -288,7 +300,7 @@ def exp_weights(args):
                 row["s0_traffic_share"] = row["s0_bytes"] / total if total else None
             rows.append(row)
     _print_rows("Fig 3/4: weight sweep on Fig 1b (FCT normalised to the best)", rows)
-    target = _save(args.out, "weights", {"runs": results, "rows": rows}, rows)
+    target = _save(args.out, "weights", {"runs": results, "rows": rows}, rows, seeds)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for scheme in args.schemes:
@@ -299,6 +311,7 @@ def exp_weights(args):
     ax.set_xlabel("probability of the S0 path (%)")
     ax.set_ylabel("mean FCT / best")
     ax.axvline(66, color="grey", ls=":")
+    ax.set_title(f"Fig. 1b, load {args.load:g}; {_seeds_caption(seeds)}", fontsize=9)
     ax.legend()
     fig.tight_layout()
     fig.savefig(target / "fig3_weight_sweep.png", dpi=120)
@@ -309,20 +322,21 @@ def exp_weights(args):
                 [r[f"s{spine}_mean_flowlet_kb"] or np.nan for r in flowlet_rows], "o-",
                 label=f"S{spine} path")
     ax.set_yscale("log")
-    _save_plot(fig, ax, "probability of the S0 path (%)", "mean flowlet size (KB)", target / "fig4_flowlet_sizes.png")
+    _save_plot(fig, ax, "probability of the S0 path (%)", "mean flowlet size (KB)",
+               target / "fig4_flowlet_sizes.png", f"LetFlow on Fig. 1b; {_seeds_caption(seeds)}")
     return rows
 
 
 def exp_delta(args):
     """LetFlow (equal weights) on Fig. 1b with the flowlet timeout swept as a
     multiple of the base RTT, beside per-flow ECMP."""
-    probe = _fig1b_scenario(args, "letflow", 0.5, 1, args.delta_us)
+    seeds = seeds_of(args)
+    probe = _fig1b_scenario(args, "letflow", 0.5, seeds[0], args.delta_us)
     rtt = probe.base_rtt_us()
     multiples = args.delta_multiples
     scenarios = [_fig1b_scenario(args, "letflow", 0.5, seed, m * rtt)
-                 for m in multiples for seed in range(1, args.seeds + 1)]
-    scenarios += [_fig1b_scenario(args, "ecmp", 0.5, seed, args.delta_us)
-                  for seed in range(1, args.seeds + 1)]
+                 for m in multiples for seed in seeds]
+    scenarios += [_fig1b_scenario(args, "ecmp", 0.5, seed, args.delta_us) for seed in seeds]
     results = run_all(scenarios, args.jobs, args.nice, args.out / "delta" / "runs")
     stats = _over_seeds(results, ("scheme", "delta_us"))
     ecmp = np.mean([v[0] for (s, _), v in stats.items() if s == "ecmp"])
@@ -337,7 +351,7 @@ def exp_delta(args):
     _print_rows(f"Delta sweep (base RTT {rtt:.0f} us; normalised = mean FCT / per-flow ECMP's, "
                 f"{ecmp * 1e3:.2f} ms)", rows)
     target = _save(args.out, "delta", {"runs": results, "rows": rows, "base_rtt_us": rtt,
-                                       "ecmp_mean_fct_ms": ecmp * 1e3}, rows)
+                                       "ecmp_mean_fct_ms": ecmp * 1e3}, rows, seeds)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     letflow_rows = rows[:len(multiples)]
@@ -346,7 +360,8 @@ def exp_delta(args):
                 fmt="o-", capsize=3, label="LetFlow (mean ± 2 s.e.)")
     ax.axhline(ecmp * 1e3, color="grey", ls="--", label="per-flow ECMP")
     ax.set_xscale("log")
-    _save_plot(fig, ax, f"flowlet timeout / base RTT ({rtt:.0f} us)", "mean FCT (ms)", target / "delta_sweep.png")
+    _save_plot(fig, ax, f"flowlet timeout / base RTT ({rtt:.0f} us)", "mean FCT (ms)",
+               target / "delta_sweep.png", f"Fig. 1b, equal weights; {_seeds_caption(seeds)}")
     return rows
 
 
@@ -354,10 +369,10 @@ def exp_elasticity(args):
     """Section 4.1 / Fig. 5: 25 long-lived flows over a 40 and a 10 Gbps path,
     window 256 KB, Delta 200 us, base RTT ~50 us, buffers too large to drop."""
     flows = 25
-    rng = np.random.default_rng(args.seed_base)
+    seeds = seeds_of(args)
     scenarios = []
-    for seed in range(1, args.seeds + 1):
-        starts = rng.uniform(0, 1e-3, flows)
+    for seed in seeds:
+        starts = np.random.default_rng(seed).uniform(0, 1e-3, flows)
         scenarios.append(Scenario(
             leaves=2, spines=2, links_gbps={(0, 0): 40, (1, 0): 40, (0, 1): 10, (1, 1): 10},
             flows=[SimFlow(0, i, 1, i, float(starts[i]), 0) for i in range(flows)],
@@ -375,7 +390,7 @@ def exp_elasticity(args):
                      "mean_s0_flows_second_half": float(np.mean([p[1] for p in tail])),
                      "last_change_ms": _last_change_ms(series)})
     _print_rows("Elasticity (paper Fig 5: settles at 20 on 40G / 5 on 10G within ~30 ms)", rows)
-    target = _save(args.out, "elasticity", {"runs": results, "rows": rows}, rows)
+    target = _save(args.out, "elasticity", {"runs": results, "rows": rows}, rows, seeds)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for r in results:
@@ -386,7 +401,8 @@ def exp_elasticity(args):
     ax.plot([], [], color="C1", label="10 Gbps path")
     ax.axhline(20, color="C0", ls=":")
     ax.axhline(5, color="C1", ls=":")
-    _save_plot(fig, ax, "time (ms)", "flows on path", target / "fig5_elasticity.png")
+    _save_plot(fig, ax, "time (ms)", "flows on path", target / "fig5_elasticity.png",
+               f"25 flows, 40 / 10 Gbps paths; one line per run, {_seeds_caption(seeds)}")
     return rows
 
 
@@ -426,7 +442,7 @@ def exp_markov(args):
                 f"split, 'balanced' = >=80% of mass within 5% of n of the ideal split", sweep)
     target = _save(args.out, "markov", {"steps": steps, "packet_bytes": markov.DEFAULT_PACKET_BYTES,
                                         "burst_fig8": args.burst, "fig7": fig7, "fig7_rows": rows,
-                                        "fig8": sweep}, rows + sweep)
+                                        "fig8": sweep}, rows + sweep, [])
     plt = _plt()
     fig, axes = plt.subplots(1, 5, figsize=(13, 2.8), sharey=True)
     for ax, (delta_us, dist) in zip(axes, fig7.items()):
@@ -435,6 +451,7 @@ def exp_markov(args):
         ax.set_title(f"Δ = {delta_us} µs")
         ax.set_xlabel("flows on path 1 (n1)")
     axes[0].set_ylabel("probability")
+    fig.suptitle("exact Markov chain (no random seed)", fontsize=9)
     fig.tight_layout()
     fig.savefig(target / "fig7_markov.png", dpi=120)
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -447,6 +464,7 @@ def exp_markov(args):
     ax.set_yscale("log")
     ax.set_xlabel("mean flow rate (C1+C2)/n (Gbps)")
     ax.set_ylabel("flowlet timeout Δ (µs)")
+    ax.set_title("exact Markov chain (no random seed)", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(target / "fig8_delta_range.png", dpi=120)
@@ -475,8 +493,7 @@ EXPERIMENTS = {"fig1a": exp_fig1a, "weights": exp_weights,
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
-    p.add_argument("--seeds", type=int, default=2, help="independent runs per point")
-    p.add_argument("--seed-base", type=int, default=1)
+    add_seed_options(p, reps=2, seed_base=1, per="independent run per point")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                    help="simulations run in parallel")
     p.add_argument("--nice", type=int, default=10, help="niceness of the simulation workers")
@@ -502,8 +519,10 @@ def parse_args(argv=None):
     p.add_argument("--burst", type=float, default=10, help="Fig 8 burst size b (packets)")
     args = p.parse_args(argv)
     problems = []
-    if args.seeds < 1:
-        problems.append("--seeds must be at least 1")
+    try:
+        seeds_of(args)
+    except ValueError as error:
+        problems.append(str(error))
     if args.jobs < 1:
         problems.append("--jobs must be at least 1")
     if args.hosts_per_leaf < 1:

@@ -41,6 +41,7 @@ from controller.p4.entries import fattree_commands, letflow_commands, sketch_com
 from scripts import REPO_ROOT, traffic
 from scripts.fabric import MininetContext, end_process, hosts_tx_offload_off, terminate_on_sigterm
 from topologies.fattree import FatTree
+from topologies.leafspine import LeafSpine
 from topologies.mininet_topo import ModelTopo
 from topologies.model import Node, Topology
 from topologies.renamed import renamed
@@ -87,43 +88,23 @@ def fattree_model(k=4):
     return renamed(topo, PREFIX), commands
 
 
-def leaf_spine(leaves=2, spines=2, hosts_per_leaf=2):
-    """A leaf-spine fabric: leaf i has hosts 10.0.i.2.. on ports 0.. and
-    spine j on port hosts_per_leaf + j; spine j has leaf i on port i."""
-    topo = Topology('leafspine(%d,%d)' % (leaves, spines))
-    for i in range(leaves):
-        topo.add_node(Node(PREFIX + 'leaf%d' % i, 'leaf', '10.0.%d.1' % i, (i,), dpid=1 + i))
-        for h in range(hosts_per_leaf):
-            topo.add_node(Node(PREFIX + 'h%d_%d' % (i, h + 2), 'host', '10.0.%d.%d' % (i, h + 2), (i, h)))
-    for j in range(spines):
-        topo.add_node(Node(PREFIX + 'spine%d' % j, 'spine', '10.1.%d.1' % j, (j,), dpid=100 + j))
-    for i in range(leaves):
-        leaf = PREFIX + 'leaf%d' % i
-        for h in range(hosts_per_leaf):
-            topo.add_link(leaf, h, PREFIX + 'h%d_%d' % (i, h + 2), 0)
-        for j in range(spines):
-            topo.add_link(leaf, hosts_per_leaf + j, PREFIX + 'spine%d' % j, i)
-    return topo
-
-
 def letflow_model(delta_us, leaves=2, spines=2, hosts_per_leaf=2, weights=None):
-    """The leaf-spine fabric and its letflow.p4 commands. weights: optional
-    {spine name: weight}, the same at every leaf."""
-    topo = leaf_spine(leaves, spines, hosts_per_leaf)
-    subnets = {i: '10.0.%d.0/24' % i for i in range(leaves)}
+    """The leaf-spine fabric (topologies.leafspine) under P4-prefixed names,
+    and its letflow.p4 commands (keyed by the prefixed names). weights:
+    optional {spine name in the model, e.g. 'spine1': weight}, the same at
+    every leaf."""
+    topo = LeafSpine(leaves, spines, hosts_per_leaf)
     commands = {}
-    for node in topo.switches:
-        if node.role == 'spine':
-            routes = {subnets[i]: i for i in range(leaves)}
-            commands[node.name] = letflow_commands(routes)
-            continue
-        (leaf,) = node.coords
-        routes = {topo.node(topo.peer(node.name, p)[0]).ip + '/32': p for p in range(hosts_per_leaf)}
-        routes.update({subnets[i]: None for i in range(leaves) if i != leaf})
-        uplinks = [topo.port_to(node.name, s.name) for s in topo.switches if s.role == 'spine']
-        port_weights = {topo.port_to(node.name, s): w for s, w in (weights or {}).items()}
-        commands[node.name] = letflow_commands(routes, uplinks, delta_us, port_weights)
-    return topo, commands
+    for spine in topo.switches:
+        if spine.role == 'spine':
+            commands[spine.name] = letflow_commands({topo.subnet(leaf): topo.port_to(spine.name, leaf)
+                                                     for leaf in topo.leaf_names()})
+    for leaf in topo.leaf_names():
+        routes = {ip + '/32': port for ip, port in topo.host_ports(leaf).items()}
+        routes.update({topo.subnet(other): None for other in topo.leaf_names() if other != leaf})
+        port_weights = {topo.port_to(leaf, spine): w for spine, w in (weights or {}).items()}
+        commands[leaf] = letflow_commands(routes, topo.uplinks(leaf), delta_us, port_weights)
+    return renamed(topo, PREFIX), {PREFIX + name: lines for name, lines in commands.items()}
 
 
 def sketch_model(window_us, threshold_bytes, sources=2):

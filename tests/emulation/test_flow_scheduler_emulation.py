@@ -12,7 +12,7 @@ import pytest
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
 from scripts import traffic
-from scripts.fattree.bisection import measure
+from scripts.fattree.bisection_measure import measure
 from scripts.fabric import Controller, Fabric, SetupError
 from tests.conftest import free_port
 from topologies.fattree import FatTree
@@ -52,15 +52,14 @@ def test_colliding_large_flows_are_moved_to_disjoint_cores_at_link_rate(fabric):
     shared = {(sw, p) for sw, p in default[0]} & {(sw, p) for sw, p in default[1]}
     assert ('e0_0', 2) in shared and ('a0_2', 2) in shared  # the premise: they collide
     hosts = {h: PREFIX + h for pair in FLOWS for h in pair}
-    quiet = lambda message: None
     # What one flow alone gets from this fabric on this machine right now
     # (other emulations share the CPU and the one ovs-vswitchd) is the
     # yardstick for "link rate".
     for attempt in range(3):
-        (alone,), _ = measure(running.net, hosts, FLOWS[:1], {'duration': 5, 'omit': 2}, quiet)
+        (alone,), _ = measure(running.net, hosts, FLOWS[:1], {'duration': 5, 'omit': 2})
         time.sleep(7)  # its per-flow entries idle out, its reservation is collected
         # 4 s left out of the measurement: detection (1 s polls) and placement
-        rates, _ = measure(running.net, hosts, FLOWS, {'duration': 8, 'omit': 4}, quiet)
+        rates, _ = measure(running.net, hosts, FLOWS, {'duration': 8, 'omit': 4})
         status, flows = rest(running, '/fattree/state/flows')
         assert status == 200
         # the linear search gives the first flow reported c1_1; the second

@@ -10,7 +10,7 @@ import pytest
 
 from scripts import traffic
 from scripts.fabric import Fabric
-from scripts.kevin.experiment import controller_state
+from scripts.kevin.emulation_run import controller_state
 from tests.conftest import free_port
 from tests.emulation.test_kevin_emulation import circuits, path_tors
 from topologies.kevin import Kevin

@@ -8,7 +8,9 @@ import pytest
 
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
-from scripts.fattree import bisection
+from scripts.fattree import bisection, bisection_report
+from scripts.fattree.fair_share import two_level_fair_share
+from scripts.argtypes import seeds_of
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, flows, label, seeded
 from topologies.fattree import FatTree
 
@@ -88,37 +90,44 @@ def test_labels_and_bad_patterns():
 
 
 def test_summary_is_relative_to_the_nonblocking_run_of_the_same_flows():
-    config = {'k': 4, 'seed': 1, 'hosts': 16, 'bw': 2.0, 'reps': 2,
+    config = {'k': 4, 'seeds': [1, 2], 'hosts': 16, 'bw': 2.0,
               'schemes': ['nonblocking', 'twolevel'], 'patterns': ['random']}
     cpu = {'cpu_busy_pct': 50.0, 'ovs_vswitchd_cpu_pct': 20.0}
     runs = [dict(scheme='nonblocking', pattern='random', rep=0, aggregate_mbps=30.0, **cpu),
             dict(scheme='nonblocking', pattern='random', rep=1, aggregate_mbps=20.0, **cpu),
             dict(scheme='twolevel', pattern='random', rep=0, aggregate_mbps=24.0, **cpu),
             dict(scheme='twolevel', pattern='random', rep=1, aggregate_mbps=18.0, **cpu)]
-    row = bisection.summarize(runs, config)[('random', 'twolevel')]
+    row = bisection_report.summarize(runs, config)[('random', 'twolevel')]
     assert row['pct_of_nonblocking'] == pytest.approx(85.0)  # mean of 80% and 90%
     assert row['pct_of_nonblocking_std'] == pytest.approx(7.0710678)
     assert row['pct_of_line_rate'] == pytest.approx(100 * 21 / 32)
+    assert row['seeds'] == '1 2'
     assert row['twolevel_fair_share_pct'] == pytest.approx(statistics.mean(
-        bisection.two_level_fair_share(TOPO, seeded('random', TOPO, seed)) for seed in (1, 2)))
-    table = bisection.format_table(bisection.summarize(runs, config), config)
+        two_level_fair_share(TOPO, seeded('random', TOPO, seed)) for seed in (1, 2)))
+    table = bisection_report.format_table(bisection_report.summarize(runs, config), config)
     assert 'Random' in table and '85.0 +-  7.1' in table and '[75.0 / 76.3 / 93.5]' in table
     assert '78.1 line' in table  # the non-blocking switch against hosts x link rate
+    assert '2 repetition(s), seed(s) 1 2' in table
+    # results written before seeds were a list: the first seed and the count
+    old = dict(config, seed=1, reps=2)
+    del old['seeds']
+    assert bisection_report.summarize(runs, old) == bisection_report.summarize(runs, config)
 
 
 def test_two_level_fair_share_model():
     # no shared link: every flow at link rate
-    assert bisection.two_level_fair_share(TOPO, seeded('stride-8', TOPO, 1)) == 100.0
+    assert two_level_fair_share(TOPO, seeded('stride-8', TOPO, 1)) == 100.0
     # every lower switch's two flows share one uplink
-    assert bisection.two_level_fair_share(TOPO, seeded('sameid-outgoing', TOPO, 1)) == 50.0
+    assert two_level_fair_share(TOPO, seeded('sameid-outgoing', TOPO, 1)) == 50.0
     # one collision: two flows on e0_0's uplink to a0_2 get half each, the rest are alone
     pairs = [('h0_0_2', 'h1_0_2'), ('h0_0_3', 'h2_1_2'), ('h1_1_2', 'h3_1_3')]
-    assert bisection.two_level_fair_share(TOPO, pairs) == pytest.approx(100 * 2 / 3)
+    assert two_level_fair_share(TOPO, pairs) == pytest.approx(100 * 2 / 3)
 
 
 @pytest.mark.parametrize('argv, message', [
-    (['--k', '5'], 'even'), (['--duration', '0'], 'positive'), (['--duration', 'x'], 'not a number'),
-    (['--schemes', 'bogus'], 'invalid choice'), (['--reps', '-1'], 'positive')])
+    (['--k', '5'], 'even'), (['--duration', '0'], 'must be >= 1, got 0'),
+    (['--duration', 'x'], 'not a number'), (['--bw', '-2'], 'must be positive, got -2'),
+    (['--schemes', 'bogus'], 'invalid choice'), (['--reps', '-1'], 'must be >= 1')])
 def test_bad_arguments_are_refused(argv, message, capsys):
     parser = argparse.ArgumentParser()
     bisection.add_arguments(parser)
@@ -130,3 +139,36 @@ def test_bad_arguments_are_refused(argv, message, capsys):
 def test_unknown_pattern_fails_before_any_emulation():
     with pytest.raises(SystemExit, match='unknown traffic pattern'):
         bisection.main(['--patterns', 'random', 'nope', '--out', '/nonexistent'])
+
+
+@pytest.mark.parametrize('argv, seeds', [
+    ([], [1, 2, 3]), (['--seeds', '23', '29'], [23, 29]), (['--reps', '2', '--seed-base', '7'], [7, 8]),
+    (['--seed-base', '4'], [4, 5, 6])])
+def test_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
+    parser = argparse.ArgumentParser()
+    bisection.add_arguments(parser)
+    assert seeds_of(parser.parse_args(argv)) == seeds
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--seeds', '1', '--reps', '2'], 'either --seeds or --reps/--seed-base'),
+    (['--seeds', '3', '3'], 'repeats a seed: 3 3')])
+def test_ambiguous_seeds_are_refused_before_any_emulation(argv, message):
+    with pytest.raises(SystemExit, match=message):
+        bisection.main(argv + ['--out', '/nonexistent'])
+
+
+def test_plot_labels_the_paper_marks_and_names_the_seeds(tmp_path, monkeypatch):
+    config = {'k': 4, 'seeds': [23, 29], 'hosts': 16, 'bw': 2.0, 'duration': 15,
+              'schemes': ['nonblocking', 'twolevel', 'scheduler'], 'patterns': ['random', 'stride-4']}
+    cpu = {'cpu_busy_pct': 50.0, 'ovs_vswitchd_cpu_pct': 20.0}
+    runs = [dict(scheme=s, pattern=p, rep=r, aggregate_mbps=30.0, **cpu)
+            for s in config['schemes'] for p in config['patterns'] for r in (0, 1)]
+    import matplotlib.figure
+    saved = []
+    monkeypatch.setattr(matplotlib.figure.Figure, 'savefig', lambda fig, *a, **k: saved.append(fig))
+    bisection_report.plot(str(tmp_path / 'b.png'), bisection_report.summarize(runs, config), config)
+    (ax,) = saved[0].axes
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(labels) == ['paper: Al-Fares et al. Table 2 (on its scheme\'s bar)', 'scheduler', 'twolevel']
+    assert '2 repetition(s), seed(s) 23 29' in ax.get_title()

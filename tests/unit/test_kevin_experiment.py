@@ -6,7 +6,9 @@ import pytest
 
 from controller.kevin.routing import KevinRouting
 from scripts.cli import main
-from scripts.kevin.experiment import da_ready_s, pick_elephants
+from scripts.kevin import experiment
+from scripts.kevin.emulation_stats import da_ready_s, ping_summary
+from scripts.kevin.workload import mice_pairs, pick_elephants
 from topologies.kevin import Kevin
 
 
@@ -51,3 +53,29 @@ def test_da_ready_is_the_last_da_link_on_the_final_path():
     # 011 -> 100 -> 001 (seed, Figure 4): the newest record of the link counts
     assert da_ready_s(kevin, state, ((0, 1, 1), (0, 0, 1)), 2.0) == (3, 7.5)
     assert da_ready_s(kevin, state, ((0, 0, 0), (1, 1, 1)), 2.0) == (4, None)
+
+
+def test_ping_summary_with_and_without_replies():
+    assert ping_summary('20 packets transmitted, 19 received, 5% packet loss, time 3800ms\n'
+                        'rtt min/avg/max/mdev = 0.1/2.5/9.0/1.0 ms') == {
+        'sent': 20, 'received': 19, 'rtt_avg_ms': 2.5, 'rtt_max_ms': 9.0}
+    assert ping_summary('5 packets transmitted, 0 received, 100% packet loss')['rtt_avg_ms'] is None
+
+
+def test_each_seed_draws_its_own_mice_and_repeats_them():
+    kevin = Kevin(8, 2, 1)
+    assert mice_pairs(kevin, 8, 1) == mice_pairs(kevin, 8, 1) != mice_pairs(kevin, 8, 2)
+    assert len(set(mice_pairs(kevin, 8, 1))) == 8
+
+
+def test_model_experiment_records_its_seeds(tmp_path):
+    import json
+    experiment.main(['model', '--n', '64', '--loads', '0.2', '--seeds', '4', '7', '--out', str(tmp_path)])
+    saved = json.loads((tmp_path / 'model_path_length.json').read_text())
+    assert saved['seeds'] == [4, 7] and sorted({r['seed'] for r in saved['runs']}) == [4, 7]
+    assert (tmp_path / 'model_path_length.csv').read_text().splitlines()[1].startswith('4 7,64,0.2,')
+
+
+def test_emulation_refuses_seeds_beside_a_base_before_anything_starts():
+    with pytest.raises(SystemExit):
+        experiment.main(['emulation', '--seeds', '1', '--seed-base', '2'])

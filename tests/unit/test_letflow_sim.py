@@ -5,7 +5,8 @@ import importlib.util
 import pytest
 
 from controller.letflow import build
-from scripts.letflow.experiment import parse_args
+from scripts.argtypes import seeds_of
+from scripts.letflow.experiment import _save, parse_args
 from controller.letflow.sim import Scenario, SimFlow, bottlenecks, run, summarise
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ns3") is None,
@@ -126,8 +127,26 @@ def test_bad_scenarios_are_named(change, problem):
     (["delta", "--delta-multiples", "1,0"], "--delta-multiples must be positive"),
     (["weights", "--warmup", "-0.1"], "--warmup must not be negative"),
     (["bogus"], "invalid choice"),
+    (["fig1a", "--seeds", "1", "--reps", "2"], "either --seeds or --reps/--seed-base"),
+    (["fig1a", "--seeds", "2", "2"], "repeats a seed"),
 ])
 def test_experiment_cli_rejects_bad_input(argv, problem, capsys):
     with pytest.raises(SystemExit):
         parse_args(argv)
     assert problem in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,seeds", [
+    (["weights"], [1, 2]), (["delta", "--seeds", "5", "9"], [5, 9]),
+    (["elasticity", "--reps", "3", "--seed-base", "4"], [4, 5, 6])])
+def test_experiment_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
+    assert seeds_of(parse_args(argv)) == seeds
+
+
+def test_results_name_their_seeds(tmp_path):
+    import csv
+    import json
+    target = _save(tmp_path, "fig1a", {"rows": [{"scheme": "letflow"}]}, [{"scheme": "letflow"}], [3, 4])
+    assert json.loads((target / "results.json").read_text())["seeds"] == [3, 4]
+    with open(target / "results.csv") as f:
+        assert list(csv.DictReader(f)) == [{"scheme": "letflow", "seeds": "3 4"}]

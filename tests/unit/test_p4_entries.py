@@ -98,7 +98,7 @@ def test_fattree_model_uses_prefixed_names_and_the_same_entries():
 
 
 def test_letflow_leaf_and_spine_entries():
-    topo, commands = letflow_model(delta_us=20000, weights={'p4spine1': 3})
+    topo, commands = letflow_model(delta_us=20000, weights={'spine1': 3})
     assert commands['p4leaf0'] == [
         'table_set_default LetFlowIngress.config set_config 20000 4',
         'table_add LetFlowIngress.ecmp_member set_uplink 0 => 3',

@@ -1,0 +1,157 @@
+"""The bisection experiment's results: the summary per pattern and scheme
+(pure arithmetic over the runs), the printed table, CSV/JSON files and the
+plot."""
+import csv
+import json
+import os
+import statistics
+
+from scripts.fattree.fair_share import two_level_fair_share
+from scripts.fattree.patterns import label, seeded
+from topologies.fattree import FatTree
+
+# The paper's Table 2 (k=4, percent of ideal bisection bandwidth): Two-Level
+# Table, Flow Classification, Flow Scheduling, for the rows the issue quotes.
+PAPER = {'random': (75.0, 76.3, 93.5), 'stride-1': (100.0, 100.0, 100.0),
+         'stride-2': (100.0, 100.0, 99.5), 'stride-4': (100.0, 100.0, 100.0),
+         'stride-8': (100.0, 100.0, 99.9), 'sameid-outgoing': (38.5, 75.4, 87.4)}
+PAPER_SCHEMES = ('twolevel', 'classifier', 'scheduler')
+
+
+def config_seeds(config):
+    """The seeds of a run's configuration, one per repetition. Results
+    written before seeds were recorded as a list hold the first seed
+    ('seed') and the count ('reps'), the seeds counting up from it."""
+    if 'seeds' in config:
+        return config['seeds']
+    return [config['seed'] + rep for rep in range(config['reps'])]
+
+
+def summarize(runs, config):
+    """{(pattern, scheme): {...}} with the percentage of the non-blocking
+    reference (same pattern and repetition) and of n x link rate."""
+    line_rate = config['hosts'] * config['bw']
+    seeds = config_seeds(config)
+    reference = {(r['pattern'], r['rep']): r['aggregate_mbps']
+                 for r in runs if r['scheme'] == 'nonblocking'}
+    groups = {}
+    for r in runs:
+        groups.setdefault((r['pattern'], r['scheme']), []).append(r)
+    topo = FatTree(config['k'])
+    model = {p: statistics.mean(two_level_fair_share(topo, seeded(p, topo, seed)) for seed in seeds)
+             for p in {r['pattern'] for r in runs}}
+    summary = {}
+    for (pattern, scheme), rs in groups.items():
+        of_ref = [100.0 * r['aggregate_mbps'] / reference[(pattern, r['rep'])]
+                  for r in rs if (pattern, r['rep']) in reference]
+        of_line = [100.0 * r['aggregate_mbps'] / line_rate for r in rs]
+        summary[(pattern, scheme)] = {
+            'pattern': pattern, 'scheme': scheme, 'reps': len(rs),
+            'seeds': ' '.join(str(seeds[r['rep']]) for r in rs),
+            'pct_of_nonblocking': statistics.mean(of_ref) if of_ref else None,
+            'pct_of_nonblocking_std': statistics.stdev(of_ref) if len(of_ref) > 1 else 0.0,
+            'pct_of_nonblocking_min': min(of_ref) if of_ref else None,
+            'pct_of_nonblocking_max': max(of_ref) if of_ref else None,
+            'pct_of_line_rate': statistics.mean(of_line),
+            'twolevel_fair_share_pct': model[pattern],
+            'aggregate_mbps': statistics.mean(r['aggregate_mbps'] for r in rs),
+            'cpu_busy_pct_max': max(r['cpu_busy_pct'] for r in rs),
+            'ovs_vswitchd_cpu_pct_max': max(r['ovs_vswitchd_cpu_pct'] for r in rs)}
+    return summary
+
+
+def _metric(config):
+    return 'pct_of_nonblocking' if 'nonblocking' in config['schemes'] else 'pct_of_line_rate'
+
+
+def seeds_caption(config):
+    seeds = config_seeds(config)
+    return '%d repetition(s), seed(s) %s' % (len(seeds), ' '.join(map(str, seeds)))
+
+
+def format_table(summary, config):
+    schemes = list(config['schemes'])
+    metric = _metric(config)
+    lines = ['%% of ideal bisection bandwidth (%s), mean +- std over %s; '
+             '"line": %% of hosts x link rate (the non-blocking switch\'s own figure shows '
+             'what the emulator delivers); "2L fair": two-level routing with max-min fair '
+             'link sharing (a model); paper (Two-Level / Flow Class. / Flow Sched.) in brackets'
+             % ('aggregate / non-blocking switch' if metric == 'pct_of_nonblocking'
+                else 'aggregate / (hosts x link rate)', seeds_caption(config)),
+             '%-27s' % 'pattern' + ''.join('%16s' % s for s in schemes)
+             + '  2L fair   paper']
+    for pattern in config['patterns']:
+        cells = []
+        for scheme in schemes:
+            row = summary.get((pattern, scheme))
+            if row is None:
+                cells.append('%16s' % '-')
+            elif scheme == 'nonblocking' or metric == 'pct_of_line_rate':
+                cells.append('%16s' % ('%5.1f line' % row['pct_of_line_rate']))
+            else:
+                cells.append('%16s' % ('%5.1f +- %4.1f' % (row[metric], row['pct_of_nonblocking_std'])))
+        paper = PAPER.get(pattern)
+        model = next((r['twolevel_fair_share_pct'] for (p, _), r in summary.items() if p == pattern), None)
+        lines.append('%-27s' % label(pattern) + ''.join(cells)
+                     + ('%9.1f' % model if model is not None else '%9s' % '-') + '   '
+                     + ('[%s]' % ' / '.join('%.1f' % v for v in paper) if paper else '[-]'))
+    return '\n'.join(lines)
+
+
+def write_outputs(out_dir, config, runs, summary):
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, 'results.json'), 'w') as f:
+        json.dump({'config': config, 'runs': runs, 'summary': list(summary.values()),
+                   'paper': PAPER}, f, indent=1)
+    seeds = config_seeds(config)
+    with open(os.path.join(out_dir, 'runs.csv'), 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['scheme', 'pattern', 'rep', 'seed', 'src', 'dst', 'mbps', 'aggregate_mbps',
+                    'cpu_busy_pct', 'cpu_nice_pct', 'ovs_vswitchd_cpu_pct', 'loadavg_1m', 'ovs_bridges'])
+        for r in runs:
+            for flow in r['flows']:
+                w.writerow([r['scheme'], r['pattern'], r['rep'], seeds[r['rep']], flow['src'], flow['dst'],
+                            flow['mbps'], r['aggregate_mbps'], r['cpu_busy_pct'], r['cpu_nice_pct'],
+                            r['ovs_vswitchd_cpu_pct'], r['loadavg_1m'], r['ovs_bridges']])
+    with open(os.path.join(out_dir, 'summary.csv'), 'w', newline='') as f:
+        rows = list(summary.values())
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    plot(os.path.join(out_dir, 'bisection.png'), summary, config)
+
+
+def plot(path, summary, config):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    metric = _metric(config)
+    schemes = [s for s in config['schemes'] if s != 'nonblocking']
+    patterns = config['patterns']
+    width = 0.8 / max(len(schemes), 1)
+    fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(patterns)), 4.5))
+    paper_labelled = False
+    for i, scheme in enumerate(schemes):
+        xs = [p + (i - (len(schemes) - 1) / 2) * width for p in range(len(patterns))]
+        rows = [summary.get((p, scheme)) for p in patterns]
+        ax.bar(xs, [r[metric] if r and r[metric] is not None else 0 for r in rows], width,
+               yerr=[r['pct_of_nonblocking_std'] if r and metric == 'pct_of_nonblocking' else 0
+                     for r in rows], capsize=2, label=scheme)
+        if scheme in PAPER_SCHEMES:
+            column = PAPER_SCHEMES.index(scheme)
+            paper = [(x, PAPER[p][column]) for x, p in zip(xs, patterns) if p in PAPER]
+            if paper:  # one legend entry for the marks over every scheme's bars
+                ax.scatter([x for x, _ in paper], [v for _, v in paper], marker='D', s=25, color='black',
+                           zorder=3, label=None if paper_labelled else
+                           "paper: Al-Fares et al. Table 2 (on its scheme's bar)")
+                paper_labelled = True
+    ax.set_xticks(range(len(patterns)))
+    ax.set_xticklabels([label(p) for p in patterns], rotation=30, ha='right', fontsize=8)
+    ax.set_ylabel('% of ideal bisection bandwidth')
+    ax.set_ylim(0, 110)
+    ax.set_title('k=%d fat-tree, %g Mbit/s links, %d s flows; %s'
+                 % (config['k'], config['bw'], config['duration'], seeds_caption(config)), fontsize=9)
+    # below the axes: inside, it would hide the marks at 100%
+    ax.legend(fontsize=8, ncol=3, loc='upper center', bbox_to_anchor=(0.5, -0.28))
+    fig.savefig(path, dpi=120, bbox_inches='tight')
+    plt.close(fig)

@@ -1,0 +1,155 @@
+"""The bisection experiment's emulation: the non-blocking reference and the
+fat-tree in Mininet, the fat-tree's controller per scheme, and the order of
+the runs."""
+import json
+import time
+import urllib.request
+
+from scripts.fattree.bisection_measure import measure
+from scripts.fattree.patterns import label
+from scripts.ports import free_port
+from scripts.traffic import TransferError
+from topologies.fattree import FatTree
+
+SCHEMES = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler')
+# Schemes with per-flow state (entries, meters, reservations): each of their
+# runs gets a controller of its own, so that nothing of an earlier run's
+# flows can reach it.
+DYNAMIC = ('classifier', 'scheduler')
+FLOW_IDLE_S = 5  # per-flow entries' idle timeout
+RUN_ATTEMPTS = 3
+MININET_PREFIX = 'bx'  # fat-tree node names in Mininet: bxe0_0, bxh0_0_2, ...
+
+
+class Fabrics:
+    """The non-blocking reference and the fat-tree, both up for the whole
+    experiment, so that every scheme of one pattern is measured within a
+    few minutes (machine load from other work drifts over longer spans).
+    The fat-tree changes scheme by restarting its controller, which clears
+    and reinstalls every switch on connect. It runs in Mininet under
+    prefixed names (topologies.renamed), so that it can share the machine
+    with another fat-tree emulation."""
+
+    def __init__(self, config, progress):
+        self.config, self.progress = config, progress
+        self.k, self.bw = config['k'], config['bw']
+        self.hosts = [h.name for h in FatTree(self.k).hosts]
+        self.nonblocking = self.fattree = None
+        self.scheme = None  # the fat-tree controller's scheme
+        self.used = False  # whether a run has used the fat-tree's controller
+
+    def params(self, scheme):
+        return {'k': self.k, 'scheme': scheme, 'link_mbps': self.bw, 'flow_idle': FLOW_IDLE_S}
+
+    def __enter__(self):
+        from scripts.fabric import Fabric
+        from topologies.nonblocking import NonBlocking, host_name
+        from topologies.renamed import renamed
+        schemes = self.config['schemes']
+        try:
+            if 'nonblocking' in schemes:
+                self.nonblocking = Fabric(NonBlocking(self.k), 'controller.fattree.nonblocking_app',
+                                          {'k': self.k}, ofp_port=free_port(), rest_port=free_port(),
+                                          bw=self.bw).__enter__()
+                self.nb_hosts = {h: host_name(i) for i, h in enumerate(self.hosts)}
+                self._ready(self.nonblocking, self.nb_hosts)
+            first = next((s for s in schemes if s != 'nonblocking'), None)
+            if first:
+                self.fattree = Fabric(renamed(FatTree(self.k), MININET_PREFIX), 'controller.fattree.app',
+                                      self.params(first), ofp_port=free_port(), rest_port=free_port(),
+                                      bw=self.bw).__enter__()
+                self.ft_hosts = {h: MININET_PREFIX + h for h in self.hosts}
+                self.scheme = first
+                self._ready(self.fattree, self.ft_hosts)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _ready(self, fabric, host_of):
+        from scripts import traffic
+        traffic.limit_queues(fabric.net, self.config['queue'])
+        traffic.wait_all_pairs(fabric.net, sorted(host_of.values()), progress=self.progress)
+
+    def __exit__(self, *exc):
+        for fabric in (self.fattree, self.nonblocking):
+            if fabric is not None:
+                fabric.stop()
+
+    def use(self, scheme):
+        """(Mininet net, fat-tree host -> Mininet host) ready for a run of
+        ``scheme``: the fat-tree's controller runs ``scheme`` and, for a
+        scheme with per-flow state, has run nothing before."""
+        if scheme == 'nonblocking':
+            return self.nonblocking.net, self.nb_hosts
+        if scheme != self.scheme or (scheme in DYNAMIC and self.used):
+            self.restart(scheme)
+        self.used = True
+        return self.fattree.net, self.ft_hosts
+
+    def restart(self, scheme):
+        """A new controller running ``scheme``: it deletes every switch's
+        flows (the previous controller's per-flow entries with them) and
+        installs its own as each reconnects."""
+        controller = self.fattree.controller
+        controller.stop()
+        controller.params = self.params(scheme)
+        controller.start()
+        self.scheme, self.used = scheme, False
+        self._wait_installed(controller)
+        self._ready(self.fattree, self.ft_hosts)
+
+    def _wait_installed(self, controller, timeout=60):
+        """Until every switch is back on the new controller (which replaced
+        its rules on connect): its REST view lists the connected switches."""
+        wanted = len(FatTree(self.k).switches)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                url = 'http://127.0.0.1:%d/fattree/state/switches' % controller.rest_port
+                with urllib.request.urlopen(url, timeout=5) as answer:
+                    if len(json.loads(answer.read())) == wanted:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError('fat-tree switches did not all reconnect within %ds' % timeout)
+
+
+def run_once(fabrics, scheme, pairs, config, progress):
+    """(per-flow Mbit/s, CPU sample) of one run of ``scheme``. A run whose
+    iperf3 lost its control connection (it happens on a loaded machine)
+    is run again, on a fresh controller for a scheme with per-flow state."""
+    for attempt in range(1, RUN_ATTEMPTS + 1):
+        net, host_of = fabrics.use(scheme)
+        try:
+            return measure(net, host_of, pairs, config)
+        except TransferError as err:
+            if attempt == RUN_ATTEMPTS:
+                raise
+            progress('%s; again' % err)
+            time.sleep(2)  # the killed flows' packets leave the queues
+
+
+def run_experiment(config, flows_of, record, progress):
+    """For each seed (repetition) and pattern, every scheme in turn
+    (fat-tree schemes in alternating order, saving a controller restart
+    per pattern)."""
+    fattree_schemes = [s for s in config['schemes'] if s != 'nonblocking']
+    with Fabrics(config, progress) as fabrics:
+        for rep, seed in enumerate(config['seeds']):
+            for index, pattern in enumerate(config['patterns']):
+                order = fattree_schemes if index % 2 == 0 else fattree_schemes[::-1]
+                if 'nonblocking' in config['schemes']:
+                    order = ['nonblocking'] + order
+                for scheme in order:
+                    pairs = flows_of[(pattern, rep)]
+                    rates, cpu = run_once(fabrics, scheme, pairs, config, progress)
+                    record({'scheme': scheme, 'pattern': pattern, 'rep': rep, 'seed': seed,
+                            'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)}
+                                      for (s, d), r in zip(pairs, rates)],
+                            'aggregate_mbps': round(sum(rates), 3), **cpu})
+                    progress('%-12s %-26s seed %d: %7.1f Mbit/s aggregate, CPU busy %.0f%%, '
+                             'ovs-vswitchd %.0f%%, %d OVS bridges'
+                             % (scheme, label(pattern), seed, sum(rates), cpu['cpu_busy_pct'],
+                                cpu['ovs_vswitchd_cpu_pct'], cpu['ovs_bridges']))
