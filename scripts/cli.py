@@ -25,7 +25,7 @@ from controller.fattree import APP as FATTREE_APP, READY_PATH
 from controller.fattree.scheme_params import SCHEME_NAMES
 from scripts import bfd
 from scripts.argtypes import fattree_k as _k, non_negative_int, positive as _positive
-from topologies.fattree import FatTree
+from topologies.fattree import FatTree, fattree_size
 
 
 def cmd_tables(args):
@@ -67,7 +67,9 @@ def bfd_interval(args, topo):
 
 
 def _fabric(args, **kwargs):
-    from scripts.fabric import Fabric, check_fits
+    from scripts.fabric import Fabric, check_fits, check_memory
+    switches, hosts, switch_ports = fattree_size(args.k)
+    check_memory('fattree(k=%d)' % args.k, switches + hosts, switch_ports)
     topo = FatTree(args.k)
     check_fits(topo)
     return Fabric(topo, FATTREE_APP, _params(args), ofp_port=args.ofp_port,

@@ -157,16 +157,15 @@ def hosts_tx_offload_off(net):
         host.waitOutput()
 
 
-# Memory a fabric takes, measured on these machines (scripts/fattree/measure.py
-# records ovs-vswitchd's and the node shells' resident memory): a bash shell
-# per node, and ovs-vswitchd's share per switch port.
-MB_PER_NODE = 4
-MB_PER_SWITCH_PORT = 0.5
+# Memory a fabric takes, from scripts/fattree/measure.py's resident-memory
+# figures (node shells, ovs-vswitchd) with a margin of two: a shell per node,
+# and ovs-vswitchd's share per switch port.
+MB_PER_NODE = 1.0
+MB_PER_SWITCH_PORT = 0.25
 
 
-def memory_needed_mb(model):
-    ports = sum(len(model.ports(s.name)) for s in model.switches)
-    return len(model.nodes) * MB_PER_NODE + ports * MB_PER_SWITCH_PORT
+def memory_needed_mb(nodes, switch_ports):
+    return nodes * MB_PER_NODE + switch_ports * MB_PER_SWITCH_PORT
 
 
 def available_memory_mb():
@@ -177,18 +176,24 @@ def available_memory_mb():
     raise SetupError('cannot read MemAvailable from /proc/meminfo')
 
 
+def check_memory(name, nodes, switch_ports):
+    """Before anything starts (and before a large model is built): the
+    machine has the memory a fabric of this size needs."""
+    needed, available = memory_needed_mb(nodes, switch_ports), available_memory_mb()
+    if needed > available:
+        raise SetupError('%s needs about %d MB of memory, %d MB are available'
+                         % (name, needed, available))
+
+
 def check_fits(model):
     """Before anything starts: Mininet can name every interface, and the
     machine has the memory the fabric needs."""
+    check_memory(model.name, len(model.nodes), sum(len(model.ports(s.name)) for s in model.switches))
     for node in model.nodes.values():
         try:
             ModelTopo.check_interface_names(model, node)
         except ValueError as err:
             raise SetupError(str(err)) from None
-    needed, available = memory_needed_mb(model), available_memory_mb()
-    if needed > available:
-        raise SetupError('%s needs about %d MB of memory, %d MB are available'
-                         % (model.name, needed, available))
 
 
 def check_machine():

@@ -63,6 +63,13 @@ def _switch(name, role, ip, coords):
     return Node(name, role, ip, coords, ROLE_CODES[role] << 32 | ip_to_int(ip))
 
 
+def fattree_size(k):
+    """(switches, hosts, switch ports) of a k-ary fat-tree, known before
+    building one: 5k^2/4 switches of k ports each, k^3/4 hosts."""
+    check_k(k)
+    return 5 * k * k // 4, k ** 3 // 4, 5 * k ** 3 // 4
+
+
 class FatTree(Topology):
     """k-ary fat-tree: k pods of k/2 edge and k/2 aggregation switches,
     (k/2)^2 core switches, k^3/4 hosts."""

@@ -7,6 +7,8 @@ import pytest
 
 from scripts import fabric as fabric_module
 from scripts.cli import main
+from topologies.fattree import FatTree
+from topologies.renamed import renamed
 
 
 def run_cli(*args):
@@ -58,3 +60,16 @@ def test_taken_port_is_refused_and_nothing_is_left(require_ovs):
     assert result.returncode == 1
     assert 'OpenFlow port 127.0.0.1:%d is already in use' % port in result.stderr
     assert subprocess.run(['ovs-vsctl', 'list-br'], capture_output=True, text=True).stdout == bridges_before
+
+
+def test_a_fabric_too_large_for_the_memory_is_refused_before_anything_starts(capsys):
+    with pytest.raises(SystemExit, match=r'fattree\(k=64\) needs about \d+ MB of memory, \d+ MB are available'):
+        main(['run', '--k', '64'])
+
+
+def test_names_mininet_cannot_give_are_refused(monkeypatch):
+    # prefixed names too long for IFNAMSIZ (as k >= 198 would give)
+    monkeypatch.setattr(fabric_module, 'available_memory_mb', lambda: 10 ** 9)
+    model = renamed(FatTree(4), 'x' * 9)
+    with pytest.raises(fabric_module.SetupError, match='exceed 15 characters'):
+        fabric_module.check_fits(model)

@@ -1,7 +1,7 @@
 """The fat-tree model: the paper's addressing, ports, dpids; bad k rejected."""
 import pytest
 
-from topologies.fattree import FatTree, check_k
+from topologies.fattree import FatTree, check_k, fattree_size
 from topologies.model import UnknownNodeError, mac_from_ip, ofport
 
 
@@ -77,3 +77,10 @@ def test_up_and_down_ports_are_the_papers_halves(k):
         else:
             assert topo.up_ports(switch.name) == list(range(k // 2, k))
             assert topo.down_ports(switch.name) == list(range(k // 2))
+
+
+@pytest.mark.parametrize('k', [4, 6, 8])
+def test_size_before_building_matches_the_model(k):
+    topo = FatTree(k)
+    assert fattree_size(k) == (len(topo.switches), len(topo.hosts),
+                               sum(len(topo.ports(s.name)) for s in topo.switches))
