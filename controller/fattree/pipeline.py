@@ -22,7 +22,7 @@ from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_ARP, ETH_TYPE_IP, PRIORITY_ARP, PRIORITY_ROUTE_BASE,
     PRIORITY_TO_ROUTING, TABLE_FLOWS, TABLE_PREFIX, TABLE_SUFFIX, TO_CONTROLLER,
     FlowRule, Group, miss_drop, output)
-from controller.fattree.twolevel import left_mask, right_mask, int_to_ip
+from topologies.addressing import int_to_ip, left_mask, right_mask
 from topologies.model import ofport
 
 METADATA_MASK = 0xffffffff

@@ -12,19 +12,7 @@ Ports are the paper's (0-based); see topologies.fattree for the cabling.
 """
 from dataclasses import dataclass, field
 
-from topologies.fattree import ip_to_int
-
-
-def int_to_ip(value):
-    return '.'.join(str((value >> s) & 0xff) for s in (24, 16, 8, 0))
-
-
-def left_mask(length):
-    return (0xffffffff << (32 - length)) & 0xffffffff
-
-
-def right_mask(length):
-    return (1 << length) - 1
+from topologies.addressing import ip_to_int, left_mask, right_mask
 
 
 @dataclass(frozen=True)

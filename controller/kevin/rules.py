@@ -25,7 +25,7 @@ from controller.fattree.pipeline import housekeeping_rules
 from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_IP, IN_PORT, PRIORITY_ROUTE_BASE, PRIORITY_TO_ROUTING,
     TABLE_FLOWS, TABLE_PREFIX, TO_CONTROLLER, FlowRule, Group, miss_drop, output)
-from controller.fattree.twolevel import int_to_ip, left_mask
+from topologies.addressing import int_to_ip, prefix_mask
 from topologies.kevin import KevinParameterError, index_of
 from topologies.model import ofport
 
@@ -48,7 +48,7 @@ MAX_PORTS = 16
 
 def _ip_match(kevin, symbols, field='ipv4_dst'):
     network, length = kevin.ip.prefix(symbols)
-    return (field, (int_to_ip(network), int_to_ip(left_mask(length))))
+    return (field, (int_to_ip(network), prefix_mask(length)))
 
 
 def egress_id(ports, in_port=None):

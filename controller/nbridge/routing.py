@@ -53,8 +53,8 @@ from controller.fattree.pipeline import housekeeping_rules
 from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_IP, IN_PORT, PRIORITY_ROUTE_BASE, TABLE_FLOWS, TABLE_PREFIX, TABLE_SUFFIX,
     FlowRule, output)
-from topologies.fattree import ip_to_int
-from topologies.nbridge import FABRIC_NET, FABRIC_PREFIX_LEN, field_bits, format_coords, int_to_ip
+from topologies.addressing import int_to_ip, ip_to_int, prefix_mask
+from topologies.nbridge import FABRIC_NET, FABRIC_PREFIX_LEN, field_bits, format_coords
 from topologies.model import model_port, ofport
 
 METADATA_MASK = 0xffffffff
@@ -71,12 +71,8 @@ def _priority(length, in_port_specific=False):
     return PRIORITY_ROUTE_BASE + 2 * length + (1 if in_port_specific else 0)
 
 
-def _mask(length):
-    return int_to_ip((0xffffffff << (32 - length)) & 0xffffffff)
-
-
 def _dst(network, length):
-    return ('ipv4_dst', network if length == 32 else (network, _mask(length)))
+    return ('ipv4_dst', network if length == 32 else (network, prefix_mask(length)))
 
 
 def leaf_rules(topo, coords):
