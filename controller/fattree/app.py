@@ -12,7 +12,6 @@ they could see locally.
 """
 from ryu.controller import ofp_event
 from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
-from ryu.ofproto import ofproto_v1_3 as ofproto
 
 from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
@@ -55,9 +54,8 @@ class FatTreeApp(SchemeMixin, FabricApp):
         port = model_port(desc.port_no)
         if self.topo.peer(switch, port) is None:
             return
-        self.ports[(switch, port)] = {
-            'carrier': not desc.state & ofproto.OFPPS_LINK_DOWN,
-            'live': bool(desc.state & ofproto.OFPPS_LIVE) and not desc.state & ofproto.OFPPS_LINK_DOWN}
+        carrier, live = ofp.port_liveness(desc)
+        self.ports[(switch, port)] = {'carrier': carrier, 'live': live}
 
     def _port_is_up(self, switch, port):
         return self.ports.get((switch, port), {'live': True})['live']
@@ -79,9 +77,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
         self.logger.info('failed links now %s; updating %s',
                          sorted('-'.join(sorted(l)) for l in failed) or 'none', ' '.join(changed) or 'nothing')
         for name in changed:
-            datapath = self.datapaths.get(name)
-            if datapath is not None:
-                self.update_switch(datapath, old[name], new[name])
+            self.push_switch(name)
         for listener in self.link_listeners:
             listener(failed)
 
@@ -99,7 +95,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
         if node is None:
             return
         for desc in ev.msg.body:
-            if desc.port_no <= ofproto.OFPP_MAX:
+            if ofp.is_switch_port(desc.port_no):
                 self._port_state(node.name, desc)
         self.apply_failures()
 

@@ -19,23 +19,12 @@ plane before the controller hears of it (issue 4, "local repair first").
 import zlib
 
 from controller.openflow.rules import (
-    DEC_TTL, ETH_TYPE_ARP, ETH_TYPE_IP, PRIORITY_ARP, PRIORITY_ROUTE_BASE,
-    PRIORITY_TO_ROUTING, TABLE_FLOWS, TABLE_PREFIX, TABLE_SUFFIX, TO_CONTROLLER,
-    FlowRule, Group, miss_drop, output)
+    DEC_TTL, ETH_TYPE_IP, PRIORITY_ROUTE_BASE, TABLE_PREFIX, TABLE_SUFFIX, FlowRule, Group,
+    housekeeping_rules, output)
 from topologies.addressing import int_to_ip, left_mask, right_mask
 from topologies.model import ofport
 
 METADATA_MASK = 0xffffffff
-
-
-def housekeeping_rules():
-    """The fixed rules every switch carries besides its routes."""
-    return [
-        FlowRule(TABLE_FLOWS, PRIORITY_ARP, (('eth_type', ETH_TYPE_ARP),), (TO_CONTROLLER,)),
-        FlowRule(TABLE_FLOWS, PRIORITY_TO_ROUTING, (('eth_type', ETH_TYPE_IP),),
-                 goto_table=TABLE_PREFIX),
-        miss_drop(TABLE_FLOWS), miss_drop(TABLE_PREFIX), miss_drop(TABLE_SUFFIX),
-    ]
 
 
 def _masked(ip, mask):
