@@ -100,6 +100,14 @@ class FatTree(Topology):
         layer = LAYERS[self.node(name).role]
         return [p for p in self.ports(name) if LAYERS[self.nodes[self.peer(name, p)[0]].role] < layer]
 
+    def port_to_pod(self, core, pod):
+        """The port of a core switch cabled to ``pod`` (to the upper switch
+        of the core's row there)."""
+        for port in self.down_ports(core):
+            if self.pod_of(self.peer(core, port)[0]) == pod:
+                return port
+        raise ValueError('%s has no port to pod %r in %s' % (core, pod, self.name))
+
     def switches_of_role(self, role):
         return [n for n in self.switches if n.role == role]
 
