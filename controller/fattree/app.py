@@ -30,7 +30,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
         self.failed = frozenset()
         self.compiled = self.compile_all(self.failed)
         self.link_listeners = []  # callables(failed_links) told of every change
-        self.link_listeners.append(self.scheme.links_changed)
+        self.link_listeners.append(self.scheme_links_changed)
         self.state_view.register('links', self.link_state)
 
     def build_topology(self, params):
