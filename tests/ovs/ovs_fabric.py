@@ -103,6 +103,9 @@ class OvsFabric:
     def dump_flows(self, switch):
         return _run('ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', self.bridge(switch))
 
+    def dump_groups(self, switch):
+        return _run('ovs-ofctl', '-O', 'OpenFlow13', 'dump-groups', self.bridge(switch))
+
     def trace(self, src_host, dst_host, ttl=64, fields='tcp,tp_src=40000,tp_dst=5001', raw=None):
         """(hops, ttl): hops are (switch, model port) pairs the packet leaves
         by, as ofproto/trace follows it across the patch ports; ttl is what
