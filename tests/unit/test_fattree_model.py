@@ -77,3 +77,11 @@ def test_up_and_down_ports_are_the_papers_halves(k):
         else:
             assert topo.up_ports(switch.name) == list(range(k // 2, k))
             assert topo.down_ports(switch.name) == list(range(k // 2))
+
+
+def test_a_core_port_leads_to_its_rows_upper_switch_of_each_pod():
+    topo = FatTree(6)
+    for pod in range(6):
+        assert topo.peer('c2_3', topo.port_to_pod('c2_3', pod)) == ('a%d_4' % pod, 5)
+    with pytest.raises(ValueError, match='c1_1 has no port to pod 6'):
+        topo.port_to_pod('c1_1', 6)
