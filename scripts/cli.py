@@ -121,7 +121,8 @@ def cmd_cli(args):
 
 def cmd_run(args):
     from scripts import traffic
-    topo = FatTree(args.k)
+    fabric = _fabric(args)  # checks size and memory before the model is used
+    topo = fabric.model
     hosts = [h.name for h in topo.hosts]
     src, dst = hosts[0], hosts[-1]
     pairs = (traffic.all_pairs(hosts) if args.pairs_sample is None
@@ -129,7 +130,7 @@ def cmd_run(args):
     what = ('all %d host pairs' % len(pairs) if args.pairs_sample is None
             else '%d sampled host pairs (seed %d)' % (len(pairs), args.seed))
     started = time.time()
-    with _fabric(args) as fabric:
+    with fabric:
         print('fabric ready in %.1f s: %d switches, %d hosts, BFD %s' % (
             time.time() - started, len(topo.switches), len(hosts),
             'every %d ms' % fabric.bfd_ms if fabric.bfd_ms else 'off'))

@@ -7,7 +7,6 @@ started in a host) on exit, error, Ctrl-C or SIGTERM.
 """
 import json
 import os
-import shlex
 import signal
 import socket
 import subprocess
@@ -16,7 +15,7 @@ import tempfile
 import time
 import urllib.request
 
-from mininet.link import Intf, Link, TCIntf, TCLink
+from mininet.link import Intf, Link, TCLink
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 from mininet.node import OVSSwitch, RemoteController
@@ -45,28 +44,6 @@ class UserOVSSwitch(OVSSwitch):
         params.setdefault('protocols', 'OpenFlow13')
         params.setdefault('failMode', 'secure')
         super().__init__(name, **params)
-
-    @classmethod
-    def batchStartup(cls, switches, run=None):
-        """Every switch in one ovsdb transaction. Mininet splits the batch
-        wherever its shell command line reaches 128 KB, and each further
-        transaction waits for ovs-vswitchd to reconfigure every bridge made
-        before it (k=16: a dozen rounds); as an argument list the whole
-        fabric fits in one command."""
-        args = ['ovs-vsctl', '--timeout=%d' % (60 + len(switches))]
-        for switch in switches:
-            for command in switch.commands:
-                args += shlex.split(command)
-            switch.commands = []
-            switch.batch = False
-        started = subprocess.run(args, capture_output=True, text=True)
-        if started.returncode != 0:
-            raise SetupError('starting %d switches failed: %s' % (len(switches), started.stderr.strip()[:500]))
-        for switch in switches:
-            for intf in switch.intfs.values():
-                if isinstance(intf, TCIntf):
-                    intf.config(**intf.params)  # OVS resets the qdiscs it finds
-        return switches
 
     @classmethod
     def with_bfd(cls, interval_ms):

@@ -15,8 +15,7 @@ Ports (paper, 0-based; OpenFlow port = paper port + 1, see topologies.model):
 Datapath ids encode role and position: dpid = role_code << 32 | switch IPv4,
 role codes 1 edge, 2 aggregation, 3 core (e.g. 0x10a000101 is 10.0.1.1, an edge).
 """
-import functools
-
+from topologies.addressing import ip_to_int
 from topologies.model import Node, Topology
 
 ROLE_CODES = {'edge': 1, 'aggregation': 2, 'core': 3}
@@ -35,12 +34,6 @@ def check_k(k):
         raise ValueError('fat-tree k must be between %d and %d (10.pod.switch.ID '
                          'addressing), got %d' % (K_MIN, K_MAX, k))
     return k
-
-
-@functools.lru_cache(maxsize=None)
-def ip_to_int(ip):
-    a, b, c, d = (int(x) for x in ip.split('.'))
-    return a << 24 | b << 16 | c << 8 | d
 
 
 def edge_name(pod, z):
@@ -113,6 +106,14 @@ class FatTree(Topology):
         """Ports that face the layer below (hosts, lower or pod switches)."""
         layer = LAYERS[self.node(name).role]
         return [p for p in self.ports(name) if LAYERS[self.nodes[self.peer(name, p)[0]].role] < layer]
+
+    def port_to_pod(self, core, pod):
+        """The port of a core switch cabled to ``pod`` (to the upper switch
+        of the core's row there)."""
+        for port in self.down_ports(core):
+            if self.pod_of(self.peer(core, port)[0]) == pod:
+                return port
+        raise ValueError('%s has no port to pod %r in %s' % (core, pod, self.name))
 
     def switches_of_role(self, role):
         return [n for n in self.switches if n.role == role]

@@ -30,6 +30,7 @@ import ipaddress
 import networkx as nx
 from networkx.algorithms import bipartite
 
+from topologies.addressing import int_to_ip, ip_to_int
 from topologies.model import Node, Topology, check_int
 
 ROLE_CODES = {'tor': 0x4b1, 'static_spine': 0x4b2, 'da_spine': 0x4b3}
@@ -159,11 +160,11 @@ class IpEmbedding:
 
     def host_ip(self, address, host_number):
         network, _ = self.prefix(address)
-        return str(ipaddress.IPv4Address(network | host_number))
+        return int_to_ip(network | host_number)
 
     def tor_address(self, ip):
         """The ToR address an IPv4 address belongs to, or None outside Kevin."""
-        value = int(ipaddress.IPv4Address(ip))
+        value = ip_to_int(ip)
         if self.base_length and (value ^ self.base) >> (32 - self.base_length):
             return None
         word = (value >> self.host_bits) & ((1 << (self.symbol_bits * self.d)) - 1)

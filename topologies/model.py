@@ -9,7 +9,8 @@ OpenFlow port numbers start at 1: ``ofport = port + OFPORT_BASE`` everywhere,
 one fixed mapping documented here and in the README.
 """
 from dataclasses import dataclass, field
-import ipaddress
+
+from topologies.addressing import ip_to_int
 
 OFPORT_BASE = 1
 
@@ -36,7 +37,7 @@ def check_int(value, what, minimum, error=ValueError):
 
 def mac_from_ip(ip):
     """Locally administered MAC carrying the IPv4 address in its low 32 bits."""
-    value = int(ipaddress.IPv4Address(ip))
+    value = ip_to_int(ip)
     return '02:00:' + ':'.join('%02x' % ((value >> s) & 0xff) for s in (24, 16, 8, 0))
 
 

@@ -30,7 +30,7 @@ Switches get model-only identifiers 169.254.x.y (never configured anywhere).
 Datapath ids: leaf 0x1_0000_0000 | leaf index (coordinates in mixed radix),
 root 0x2_0000_0000 | root index (creation order: dimension, line, p).
 """
-from topologies.fattree import ip_to_int
+from topologies.addressing import int_to_ip, ip_to_int
 from topologies.model import Node, Topology, check_int
 
 FABRIC_NET = '10.0.0.0'
@@ -43,10 +43,6 @@ LEAF_DPID, ROOT_DPID = 1 << 32, 2 << 32
 def field_bits(k):
     """Address bits of a coordinate in [0, k-1] (at least one)."""
     return max(1, (k - 1).bit_length())
-
-
-def int_to_ip(value):
-    return '.'.join(str((value >> s) & 0xff) for s in (24, 16, 8, 0))
 
 
 def format_coords(coords):

@@ -22,7 +22,6 @@ import time
 from ryu.controller import ofp_event
 from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
-from ryu.ofproto import ofproto_v1_3 as ofproto
 
 from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
@@ -45,7 +44,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
         self.compiled = self.compile_all(self.failed)
         self.arp_rules = {s.name: arp_responder_rules(self.topo, s.name) for s in self.topo.switches}
         self.link_listeners = []  # callables(failed_links) told of every change
-        self.link_listeners.append(self.scheme.links_changed)
+        self.link_listeners.append(self.scheme_links_changed)
         self.state_view.register('links', self.link_state)
         self.state_view.register('ready', self.ready_state)
 
@@ -67,10 +66,10 @@ class FatTreeApp(SchemeMixin, FabricApp):
         datapath.send_msg(ofp.port_desc_request(datapath))
 
     def _port_state(self, switch, desc):
-        carrier = not desc.state & ofproto.OFPPS_LINK_DOWN
-        live = carrier and bool(desc.state & ofproto.OFPPS_LIVE)
-        first_report = self.ports.state(switch, model_port(desc.port_no)) is None
-        if self.ports.update(switch, model_port(desc.port_no), carrier, live, time.time()):
+        carrier, live = ofp.port_liveness(desc)
+        port = model_port(desc.port_no)
+        first_report = self.ports.state(switch, port) is None
+        if self.ports.update(switch, port, carrier, live, time.time()):
             self.recompute.notify()
             if first_report and not live:
                 # a port whose BFD never comes up fails when the grace ends
@@ -86,9 +85,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
         self.logger.info('failed links now %s; updating %s',
                          sorted('-'.join(sorted(l)) for l in failed) or 'none', ' '.join(changed) or 'nothing')
         for name in changed:
-            datapath = self.datapaths.get(name)
-            if datapath is not None:
-                self.update_switch(datapath, old[name], new[name])
+            self.push_switch(name)
         for listener in self.link_listeners:
             listener(failed)
 
@@ -105,7 +102,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
         if node is None:
             return
         for desc in ev.msg.body:
-            if desc.port_no <= ofproto.OFPP_MAX:
+            if ofp.is_switch_port(desc.port_no):
                 self._port_state(node.name, desc)
 
     def link_state(self):

@@ -186,8 +186,8 @@ class PortBalancer:
 
 
 class FlowClassifier:
-    """Every pod switch's PortBalancer over a fat-tree model; upward ports
-    are the paper's k/2..k-1 on both edge and aggregation switches."""
+    """Every pod switch's PortBalancer over a fat-tree model, on the upward
+    ports the model cables (the paper's k/2..k-1)."""
 
     def __init__(self, topo, max_moves=3, tolerance=0.0):
         if max_moves < 1:
@@ -195,8 +195,7 @@ class FlowClassifier:
         self.topo = topo
         self.max_moves = max_moves
         self.tolerance = tolerance
-        up = range(topo.half, topo.k)
-        self.switches = {s.name: PortBalancer(s.name, up)
+        self.switches = {s.name: PortBalancer(s.name, topo.up_ports(s.name))
                          for s in topo.switches if s.role in ('edge', 'aggregation')}
 
     def balancer(self, switch):

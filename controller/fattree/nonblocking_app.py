@@ -4,9 +4,8 @@ ARP answered from the model, one /32 route per host.
     python -m controller.ryuapp.manager controller.fattree.nonblocking_app --params '{"k": 4}'
 """
 from controller.ryuapp.fabric_app import FabricApp
-from controller.fattree.pipeline import housekeeping_rules
 from controller.openflow.rules import (
-    DEC_TTL, ETH_TYPE_IP, PRIORITY_ROUTE_BASE, TABLE_PREFIX, FlowRule, output)
+    DEC_TTL, ETH_TYPE_IP, PRIORITY_ROUTE_BASE, TABLE_PREFIX, FlowRule, housekeeping_rules, output)
 from topologies.model import ofport
 from topologies.nonblocking import SWITCH, NonBlocking
 

@@ -25,10 +25,9 @@ plane before the controller hears of it (issue 4, "local repair first").
 import zlib
 
 from controller.openflow.rules import (
-    DEC_TTL, ETH_TYPE_ARP, ETH_TYPE_IP, PRIORITY_ARP, PRIORITY_ROUTE_BASE,
-    PRIORITY_TO_ROUTING, TABLE_FLOWS, TABLE_PREFIX, TABLE_SUFFIX, TO_CONTROLLER,
-    FlowRule, Group, miss_drop, move, output)
-from controller.fattree.twolevel import left_mask, right_mask, int_to_ip
+    DEC_TTL, ETH_TYPE_ARP, ETH_TYPE_IP, PRIORITY_ARP, PRIORITY_ROUTE_BASE, TABLE_FLOWS,
+    TABLE_PREFIX, TABLE_SUFFIX, FlowRule, Group, housekeeping_rules, miss_drop, move, output)
+from topologies.addressing import int_to_ip, left_mask, right_mask
 from topologies.model import ofport
 
 METADATA_MASK = 0xffffffff
@@ -36,17 +35,6 @@ TABLE_ARP_POD, TABLE_ARP_SUBNET, TABLE_ARP_HOST = 3, 4, 5
 ARP_REQUEST, ARP_REPLY = 1, 2
 # Host MACs are 02:00 followed by the IPv4 address (topologies.model.mac_from_ip).
 HOST_MAC_BASE = '02:00:00:00:00:00'
-
-
-def housekeeping_rules(arp_to_controller=True):
-    """The fixed rules every switch carries besides its routes. Fabrics whose
-    switches answer ARP themselves leave ARP out (``arp_to_controller=False``)."""
-    arp = [FlowRule(TABLE_FLOWS, PRIORITY_ARP, (('eth_type', ETH_TYPE_ARP),), (TO_CONTROLLER,))]
-    return (arp if arp_to_controller else []) + [
-        FlowRule(TABLE_FLOWS, PRIORITY_TO_ROUTING, (('eth_type', ETH_TYPE_IP),),
-                 goto_table=TABLE_PREFIX),
-        miss_drop(TABLE_FLOWS), miss_drop(TABLE_PREFIX), miss_drop(TABLE_SUFFIX),
-    ]
 
 
 # The reply built in place from the request: to the asker, from the target's

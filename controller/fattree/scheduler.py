@@ -41,7 +41,6 @@ from dataclasses import dataclass
 
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
-from topologies.fattree import aggregation_name, core_name, edge_name
 
 
 @dataclass(frozen=True)
@@ -123,28 +122,23 @@ class FlowScheduler:
         """[(via, links, ports)] in the paper's linear search order, from
         c1_1 (or the pod's first upper switch); empty when source and
         destination share a lower switch (no choice)."""
-        topo, half = self.topo, self.topo.half
-        src_pod, src_edge, _ = self._host(flow.src).coords
-        dst_pod, dst_edge, _ = self._host(flow.dst).coords
-        edge_s = edge_name(src_pod, src_edge)
-        edge_d = edge_name(dst_pod, dst_edge)
+        topo = self.topo
+        edge_s, _ = topo.host_attachment(self._host(flow.src).name)
+        edge_d, _ = topo.host_attachment(self._host(flow.dst).name)
+        if edge_s == edge_d:
+            return []
+        dst_pod = topo.pod_of(edge_d)
         result = []
-        if src_pod == dst_pod:
-            if src_edge == dst_edge:
-                return []
-            for z in range(half, topo.k):
-                agg = aggregation_name(src_pod, z)
-                result.append((agg, ((edge_s, agg), (agg, edge_d)),
-                               ((edge_s, topo.port_to(edge_s, agg)),)))
-            return result
-        for j in range(1, half + 1):
-            agg_s = aggregation_name(src_pod, half + j - 1)
-            agg_d = aggregation_name(dst_pod, half + j - 1)
-            for i in range(1, half + 1):
-                core = core_name(j, i)
+        for edge_port in topo.up_ports(edge_s):
+            agg_s, _ = topo.peer(edge_s, edge_port)
+            if topo.pod_of(edge_s) == dst_pod:
+                result.append((agg_s, ((edge_s, agg_s), (agg_s, edge_d)), ((edge_s, edge_port),)))
+                continue
+            for agg_port in topo.up_ports(agg_s):
+                core, _ = topo.peer(agg_s, agg_port)
+                agg_d, _ = topo.peer(core, topo.port_to_pod(core, dst_pod))
                 result.append((core, ((edge_s, agg_s), (agg_s, core), (core, agg_d), (agg_d, edge_d)),
-                               ((edge_s, topo.port_to(edge_s, agg_s)),
-                                (agg_s, topo.port_to(agg_s, core)))))
+                               ((edge_s, edge_port), (agg_s, agg_port))))
         return result
 
     def two_level_via(self, flow):

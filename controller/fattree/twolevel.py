@@ -12,19 +12,7 @@ Ports are the paper's (0-based); see topologies.fattree for the cabling.
 """
 from dataclasses import dataclass, field
 
-from topologies.fattree import ip_to_int
-
-
-def int_to_ip(value):
-    return '.'.join(str((value >> s) & 0xff) for s in (24, 16, 8, 0))
-
-
-def left_mask(length):
-    return (0xffffffff << (32 - length)) & 0xffffffff
-
-
-def right_mask(length):
-    return (1 << length) - 1
+from topologies.addressing import int_to_ip, ip_to_int, left_mask, right_mask
 
 
 @dataclass(frozen=True)
@@ -120,41 +108,42 @@ class TwoLevelTable:
         return '\n'.join(lines)
 
 
-def _add_host_suffixes(table, k, z):
-    """The /0 prefix with host-ID suffixes; the modular shift keeps traffic from
-    the same host ID on different lower switches off the same upper switch."""
-    half = k // 2
+def _add_host_suffixes(table, up_ports, z):
+    """The /0 prefix with host-ID suffixes over the switch's up-ports; the
+    modular shift (i - 2 + z) mod k/2 keeps traffic from the same host ID on
+    different lower switches off the same upper switch."""
+    half = len(up_ports)
     table.suffix_tables['hostid'] = []
     table.add_prefix('0.0.0.0', 0, suffix_table='hostid')
     for host_id in range(2, half + 2):
-        table.add_suffix('hostid', '0.0.0.%d' % host_id, 8, (host_id - 2 + z) % half + half)
-    table.failover['hostid'] = tuple(range(half, k))
+        table.add_suffix('hostid', '0.0.0.%d' % host_id, 8, up_ports[(host_id - 2 + z) % half])
+    table.failover['hostid'] = tuple(up_ports)
 
 
 def pod_switch_table(topo, name):
-    """Algorithm 1. Upper switches: terminating /24 per subnet of the pod, then
-    /0 with host-ID suffixes. Lower switches omit the /24 step; their own
-    subnet's hosts are delivered by /32 entries (the paper's "switched")."""
+    """Algorithm 1. Upper switches: terminating /24 per subnet of the pod
+    (the port to that subnet's lower switch), then /0 with host-ID suffixes.
+    Lower switches omit the /24 step; their own subnet's hosts are delivered
+    by /32 entries (the paper's "switched"). Ports come from the model."""
     node = topo.node(name)
-    pod, z = node.coords
-    k, half = topo.k, topo.half
     table = TwoLevelTable(name)
-    if node.role == 'aggregation':
-        for subnet in range(half):
-            table.add_prefix('10.%d.%d.0' % (pod, subnet), 24, port=subnet)
-    else:
-        for host_id in range(2, half + 2):
-            table.add_prefix('10.%d.%d.%d' % (pod, z, host_id), 32, port=host_id - 2)
-    _add_host_suffixes(table, k, z)
+    for port in topo.down_ports(name):
+        below = topo.nodes[topo.peer(name, port)[0]]
+        if node.role == 'aggregation':
+            table.add_prefix(int_to_ip(ip_to_int(below.ip) & left_mask(24)), 24, port=port)
+        else:
+            table.add_prefix(below.ip, 32, port=port)
+    _add_host_suffixes(table, topo.up_ports(name), node.coords[1])
     return table
 
 
 def core_switch_table(topo, name):
-    """Algorithm 2: a terminating 10.pod.0.0/16 per pod, port = pod."""
-    topo.node(name)
+    """Algorithm 2: a terminating 10.pod.0.0/16 per pod, to the port the
+    model cables to that pod."""
+    port_to_pod = {topo.pod_of(topo.peer(name, port)[0]): port for port in topo.down_ports(name)}
     table = TwoLevelTable(name)
-    for pod in range(topo.k):
-        table.add_prefix('10.%d.0.0' % pod, 16, port=pod)
+    for pod in sorted(port_to_pod):
+        table.add_prefix('10.%d.0.0' % pod, 16, port=port_to_pod[pod])
     return table
 
 

@@ -29,14 +29,15 @@ from ryu.app.wsgi import WSGIApplication, route
 from ryu.controller import ofp_event
 from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
-from ryu.ofproto import ofproto_v1_3_parser as parser
 
 from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
 from controller.ryuapp.rest import VIEW_KEY, FatTreeRest, StateView
 from controller.kevin.routing import KevinRouting
+from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, count
+from controller.openflow.rules import TABLE_FLOWS
 from controller.kevin.rules import (
-    COOKIE_DEMAND_OUT, circuit_rule, rule_diff, spine_rules, static_circuits, tor_rules)
+    COOKIE_DEMAND_OUT, spine_rules, static_circuits, tor_rules)
 from controller.kevin.scheduler import DaScheduler, DemandMeter
 from topologies.kevin import Kevin, KevinParameterError, address_str
 
@@ -72,10 +73,6 @@ class KevinApp(FabricApp):
                 threshold=self.params.get('threshold', DEFAULT_THRESHOLD), now=time.monotonic())
         self.routing = self.scheduler.routing if self.scheduler else KevinRouting(self.topo)
         self.da_circuits = {j: {} for j in range(self.topo.k_d)}  # spine -> {src: dst}
-        self.installed = {}  # ToR name -> rules on the switch
-        # Groups are never deleted: a group id encodes its ports, so a group
-        # once installed stays correct and an unused one costs nothing.
-        self.installed_groups = {}  # ToR name -> set of groups
         self.meter = DemandMeter()
         self.counters = {}
         self.da_history = []  # one dict per DA link set, oldest first (da_links section)
@@ -105,10 +102,7 @@ class KevinApp(FabricApp):
     def rules_for(self, switch):
         node = self.topo.node(switch)
         if node.role == 'tor':
-            rules, groups = self._tor_state(node.coords)
-            self.installed[switch] = rules
-            self.installed_groups[switch] = set(groups)
-            return rules
+            return self._tor_state(node.coords)[0]
         spine = node.coords[0]
         circuits = (static_circuits(self.topo, spine) if spine < self.topo.k_s
                     else self.da_circuits[spine - self.topo.k_s])
@@ -121,22 +115,13 @@ class KevinApp(FabricApp):
     def push_tor(self, address):
         """Send one ToR the diff between what it has and its current table."""
         name = self.topo.tor(address)
-        datapath = self.datapaths.get(name)
-        rules, groups = self._tor_state(address)
-        if datapath is None:
+        pushed = self.push_switch(name)
+        if pushed is None:
             return
-        removed, added = rule_diff(self.installed.get(name, []), rules)
-        for group in set(groups) - self.installed_groups.setdefault(name, set()):
-            datapath.send_msg(ofp.group_add(datapath, group))
-            self.installed_groups[name].add(group)
-        for rule in removed:
-            datapath.send_msg(ofp.flow_delete_strict(datapath, rule))
-        for rule in added:
-            datapath.send_msg(ofp.flow_add(datapath, rule))
-        datapath.send_msg(ofp.barrier(datapath))
-        self.installed[name] = rules
+        ops = pushed[0]
         self.logger.info('%s: table now %d entries (%d rules removed, %d added)', name,
-                         len(self.routing.tables[address].entries), len(removed), len(added))
+                         len(self.routing.tables[address].entries), count(ops, DELETE_FLOW),
+                         count(ops, ADD_FLOW))
 
     def da_link_state(self):
         return {'usable': [{'spine': j, 'source': address_str(s), 'destination': address_str(t)}
@@ -167,17 +152,12 @@ class KevinApp(FabricApp):
         self.da_history.append({'spine': spine, 'source': address_str(source),
                                 'destination': address_str(destination),
                                 'set_at': time.monotonic(), 'usable_at': None, 'cleared_at': None})
-        datapath = self.datapaths.get(self.topo.spine_name(self.topo.k_s + spine))
-        if datapath is not None:
-            datapath.send_msg(ofp.flow_add(datapath, circuit_rule(self.topo, source, destination)))
+        self.push_switch(self.topo.spine_name(self.topo.k_s + spine))
 
     def clear_circuit(self, spine, source):
         destination = self.da_circuits[spine].pop(source)
         self._stamp(spine, source, destination, 'cleared_at')
-        datapath = self.datapaths.get(self.topo.spine_name(self.topo.k_s + spine))
-        if datapath is not None:
-            datapath.send_msg(ofp.flow_delete_strict(
-                datapath, circuit_rule(self.topo, source, destination)))
+        self.push_switch(self.topo.spine_name(self.topo.k_s + spine))
 
     # -- central scheduling ---------------------------------------------
 
@@ -187,9 +167,7 @@ class KevinApp(FabricApp):
             self.counters = {}
             for name, datapath in list(self.datapaths.items()):
                 if self.topo.node(name).role == 'tor':
-                    datapath.send_msg(parser.OFPFlowStatsRequest(
-                        datapath, table_id=0, cookie=COOKIE_DEMAND_OUT,
-                        cookie_mask=0xffffffffffffffff))
+                    datapath.send_msg(ofp.flow_stats_request(datapath, TABLE_FLOWS, COOKIE_DEMAND_OUT))
             hub.sleep(min(0.5, self.scheduler.period / 2))  # replies arrive meanwhile
             now = time.monotonic()
             demand = self.meter.update(now, self.counters)

@@ -19,14 +19,13 @@ from ryu.controller import ofp_event
 from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
 from ryu.lib.packet import ethernet, ipv4, packet, udp
-from ryu.ofproto import ofproto_v1_3 as ofproto
-from ryu.ofproto import ofproto_v1_3_parser as parser
 
 from controller.ryuapp import ofp
 from controller.kevin.distda import DistDaAgent, DistDaMessageError, Message, message_report
 from controller.kevin.app import ACTIVATION_TICK, DEFAULT_THRESHOLD, KevinApp
 from controller.kevin.rules import COOKIE_DEMAND_IN, DISTDA_UDP_PORT
 from controller.kevin.scheduler import DemandMeter
+from controller.openflow.rules import TABLE_FLOWS
 
 
 class DistDaApp(KevinApp):
@@ -56,9 +55,7 @@ class DistDaApp(KevinApp):
             hub.sleep(period)
             for name, datapath in list(self.datapaths.items()):
                 if self.topo.node(name).role == 'tor':
-                    datapath.send_msg(parser.OFPFlowStatsRequest(
-                        datapath, table_id=0, cookie=COOKIE_DEMAND_IN,
-                        cookie_mask=0xffffffffffffffff))
+                    datapath.send_msg(ofp.flow_stats_request(datapath, TABLE_FLOWS, COOKIE_DEMAND_IN))
             hub.sleep(min(0.5, period / 2))
             now = time.monotonic()
             for index, agent in self.agents.items():
@@ -104,7 +101,7 @@ class DistDaApp(KevinApp):
         pkt.add_protocol(message.encode())
         pkt.serialize()
         # Into the sender's own pipeline: table 0 sends it to the static-only LPM.
-        datapath.send_msg(ofp.packet_out(datapath, ofproto.OFPP_TABLE, pkt.data))
+        datapath.send_msg(ofp.packet_out_table(datapath, pkt.data))
         self.logger.info('distda: sent %s', message)
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)

@@ -17,8 +17,8 @@ removing a DA neighbour therefore only changes the source ToR's own table
 (``GreedyLpmTable.add_neighbour`` / ``remove_neighbour``).
 """
 from dataclasses import dataclass
-import ipaddress
 
+from topologies.addressing import ip_to_int
 from topologies.kevin import KevinParameterError, address_str, index_of
 
 
@@ -244,7 +244,7 @@ class KevinRouting:
                 if destination is None:
                     return None
                 if destination == here:
-                    host = (int(ipaddress.IPv4Address(dst_ip)) & host_mask) - 1
+                    host = (ip_to_int(dst_ip) & host_mask) - 1
                     return kevin.host_port(host) if 0 <= host < kevin.hosts_per_tor else None
                 entry = self.tables[here].lookup(destination)
                 return None if entry is None or entry.local else choose(entry.ports)

@@ -21,11 +21,11 @@ Spine bridges: in_port a -> output b for each circuit a -> b (IN_PORT for a
 static self-loop); a DA spine holds only its current DA links.
 TTL is decremented once per ToR, never on a spine (a circuit is not a hop).
 """
-from controller.fattree.pipeline import housekeeping_rules
 from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_IP, IN_PORT, PRIORITY_ROUTE_BASE, PRIORITY_TO_ROUTING,
-    TABLE_FLOWS, TABLE_PREFIX, TO_CONTROLLER, FlowRule, Group, miss_drop, output)
-from controller.fattree.twolevel import int_to_ip, left_mask
+    TABLE_FLOWS, TABLE_PREFIX, TO_CONTROLLER, FlowRule, Group, housekeeping_rules, miss_drop,
+    output)
+from topologies.addressing import int_to_ip, prefix_mask
 from topologies.kevin import KevinParameterError, index_of
 from topologies.model import ofport
 
@@ -48,7 +48,7 @@ MAX_PORTS = 16
 
 def _ip_match(kevin, symbols, field='ipv4_dst'):
     network, length = kevin.ip.prefix(symbols)
-    return (field, (int_to_ip(network), int_to_ip(left_mask(length))))
+    return (field, (int_to_ip(network), prefix_mask(length)))
 
 
 def egress_id(ports, in_port=None):
@@ -157,18 +157,4 @@ def spine_rules(kevin, circuits):
 
 def static_circuits(kevin, spine):
     return dict(kevin.static_matchings[spine])
-
-
-def rule_key(rule):
-    """What identifies a flow entry in a switch (strict delete / replace)."""
-    return (rule.table, rule.priority, rule.match)
-
-
-def rule_diff(old, new):
-    """(to delete, to add): delete-strict entries whose key is gone, add
-    entries that are new or changed (an add replaces the same key)."""
-    new_keys = {rule_key(r) for r in new}
-    old_set = set(old)
-    return ([r for r in old if rule_key(r) not in new_keys],
-            [r for r in new if r not in old_set])
 

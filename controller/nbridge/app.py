@@ -14,13 +14,10 @@ Answers 200 with what changed once every changed switch has confirmed it
 import json
 
 from ryu.app.wsgi import ControllerBase, Response, WSGIApplication, route
-from ryu.controller import ofp_event
-from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
-from ryu.lib import hub
 
-from controller.ryuapp import ofp
+from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, count
 from controller.ryuapp.fabric_app import FabricApp
-from controller.nbridge.routing import NBridgeRouting, ShieldError, safe_order
+from controller.nbridge.routing import NBridgeRouting, ShieldError
 from topologies.nbridge import NBridge, format_coords
 
 APP_KEY = 'nbridge_app'
@@ -33,7 +30,6 @@ class NBridgeApp(FabricApp):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.routing = NBridgeRouting(self.topo)
-        self._barriers = {}  # xid -> hub.Event set by the switch's barrier reply
         kwargs['wsgi'].register(NBridgeRest, {APP_KEY: self})
 
     def build_topology(self, params):
@@ -47,42 +43,16 @@ class NBridgeApp(FabricApp):
         rules to the connected roots (a root connecting later gets its whole
         current state from the base app) and wait until they are in place."""
         changes = (self.routing.shield if verb == 'error' else self.routing.renew)(coords)
-        for name, (removed, added) in changes.items():
-            datapath = self.datapaths.get(name)
-            if datapath is None:
-                continue
-            for kind, rule in safe_order(removed, added):
-                datapath.send_msg((ofp.flow_add if kind == 'add' else ofp.flow_delete_strict)(datapath, rule))
-        unconfirmed = [name for name, done in self._confirm(
-            [(name, self.datapaths[name]) for name in changes if name in self.datapaths]) if not done]
+        pushed = {name: self.push_switch(name) for name in changes}
+        unconfirmed = [name for name, sent in sorted(pushed.items())
+                       if sent is not None and not sent[1].wait(self.BARRIER_TIMEOUT_S)]
         if unconfirmed:
             self.logger.warning('%s %s: no barrier reply from %s', verb, format_coords(coords), unconfirmed)
+        counts = {name: {'deleted': count(ops, DELETE_FLOW), 'added': count(ops, ADD_FLOW)}
+                  for name, ops in sorted(changes.items())}
         self.logger.info('%s %s: %s', verb, format_coords(coords),
-                         ', '.join('%s -%d +%d' % (n, len(r), len(a)) for n, (r, a) in sorted(changes.items())))
-        return {name: {'deleted': len(removed), 'added': len(added)}
-                for name, (removed, added) in sorted(changes.items())}
-
-    def _confirm(self, named_datapaths):
-        """[(name, confirmed?)]: a barrier to each switch, then wait for the
-        replies, so that an answer means the rules are in place."""
-        waiting = []
-        for name, datapath in named_datapaths:
-            barrier = ofp.barrier(datapath)
-            datapath.set_xid(barrier)
-            self._barriers[barrier.xid] = event = hub.Event()
-            datapath.send_msg(barrier)
-            waiting.append((name, barrier.xid, event))
-        confirmed = [(name, event.wait(self.BARRIER_TIMEOUT_S)) for name, _, event in waiting]
-        for _, xid, _ in waiting:
-            self._barriers.pop(xid, None)
-        return confirmed
-
-    @set_ev_cls(ofp_event.EventOFPBarrierReply, MAIN_DISPATCHER)
-    def _barrier_reply(self, ev):
-        event = self._barriers.get(ev.msg.xid)
-        if event is not None:
-            event.set()
-
+                         ', '.join('%s -%d +%d' % (n, c['deleted'], c['added']) for n, c in counts.items()))
+        return counts
 
 def _json(status, body):
     return Response(status=status, content_type='application/json', charset='utf-8',

@@ -12,7 +12,7 @@ dimension-0 coordinate y_0 and host index h: destinations along a dimension-0
 line are dealt round-robin over the Q roots (D-mod-Q), and a packet uses the
 same p in every dimension, as figure 5 does.
 
-Pipeline (every switch also carries controller.fattree.pipeline.housekeeping_rules:
+Pipeline (every switch also carries controller.openflow.rules.housekeeping_rules:
 ARP to the controller, IPv4 to table 1, counted miss drops):
   leaf  table 1  host /32 -> dec_ttl, host port
                  the leaf's own prefix otherwise -> drop (no such host)
@@ -49,12 +49,12 @@ line in a lower dimension), which applies its shield entry too; the detour
 then takes a second lap (see tests/unit/test_nbridge_routing.py for the pinned
 distribution of extra hops and why).
 """
-from controller.fattree.pipeline import housekeeping_rules
+from controller.openflow.diff import ordered_diff
 from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_IP, IN_PORT, PRIORITY_ROUTE_BASE, TABLE_FLOWS, TABLE_PREFIX, TABLE_SUFFIX,
-    FlowRule, output)
-from topologies.fattree import ip_to_int
-from topologies.nbridge import FABRIC_NET, FABRIC_PREFIX_LEN, field_bits, format_coords, int_to_ip
+    FlowRule, housekeeping_rules, output)
+from topologies.addressing import int_to_ip, ip_to_int, prefix_mask
+from topologies.nbridge import FABRIC_NET, FABRIC_PREFIX_LEN, field_bits, format_coords
 from topologies.model import model_port, ofport
 
 METADATA_MASK = 0xffffffff
@@ -71,12 +71,8 @@ def _priority(length, in_port_specific=False):
     return PRIORITY_ROUTE_BASE + 2 * length + (1 if in_port_specific else 0)
 
 
-def _mask(length):
-    return int_to_ip((0xffffffff << (32 - length)) & 0xffffffff)
-
-
 def _dst(network, length):
-    return ('ipv4_dst', network if length == 32 else (network, _mask(length)))
+    return ('ipv4_dst', network if length == 32 else (network, prefix_mask(length)))
 
 
 def leaf_rules(topo, coords):
@@ -140,26 +136,6 @@ def root_rules(topo, dim, line, shielded=None):
                                   (('in_port', ofport(v)), IP, fabric),
                                   (DEC_TTL, output(ofport((v + 1) % k)))))
     return rules
-
-
-def rule_changes(old, new):
-    """(rules to delete, rules to add) turning switch state ``old`` into
-    ``new``; an OFPFC_ADD with the same table, priority and match replaces."""
-    def key(rule):
-        return (rule.table, rule.priority, rule.match)
-    old_by_key, new_by_key = {key(r): r for r in old}, {key(r): r for r in new}
-    removed = [r for k, r in old_by_key.items() if k not in new_by_key]
-    added = [r for k, r in new_by_key.items() if old_by_key.get(k) != r]
-    return removed, added
-
-
-def safe_order(removed, added):
-    """[('add'|'delete', rule)] applying a change without a moment in which a
-    packet meets a half-changed switch: adds first, most specific (highest
-    priority) first, so a redirect never precedes its U-turn entry; deletes
-    last, when what replaces them is in place."""
-    return ([('add', r) for r in sorted(added, key=lambda r: -r.priority)]
-            + [('delete', r) for r in removed])
 
 
 def _match_terms(rule):
@@ -242,13 +218,13 @@ class NBridgeRouting:
         for name in before:
             self._rules.pop(name)
             self._tables.pop(name, None)
-            removed, added = rule_changes(before[name], self.rules_for(name))
-            if removed or added:
-                changed[name] = (removed, added)
+            ops = ordered_diff(before[name], self.rules_for(name))
+            if ops:
+                changed[name] = ops
         return changed
 
     def shield(self, coords):
-        """Shield LSW(coords); {root: (rules to delete, rules to add)}."""
+        """Shield LSW(coords); {root: its ordered diff (controller.openflow.diff)}."""
         coords = self.topo.check_coords(coords)
         if self.shielded is not None:
             raise ShieldError('%s is already shielded; renew it first (one failed leaf at a time)'
@@ -256,7 +232,8 @@ class NBridgeRouting:
         return self._set_shield(coords)
 
     def renew(self, coords):
-        """Undo the shield of LSW(coords): the roots get back their exact pre-fault rules."""
+        """Undo the shield of LSW(coords): the roots get back their exact
+        pre-fault rules; {root: its ordered diff}."""
         coords = self.topo.check_coords(coords)
         if self.shielded != coords:
             raise ShieldError('%s is not shielded (shielded: %s)' % (

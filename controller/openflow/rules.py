@@ -10,8 +10,9 @@ from dataclasses import dataclass
 ETH_TYPE_IP = 0x0800
 ETH_TYPE_ARP = 0x0806
 
-# Table ids of the dcfabric pipeline (see DESIGN.md): per-flow entries first,
-# then first-level prefixes, then second-level suffixes chosen by metadata.
+# Table ids of the dcfabric pipeline: per-flow entries first, then
+# first-level prefixes, then second-level suffixes chosen by metadata (the
+# table order makes a prefix beat a suffix, Al-Fares et al. 3.4).
 TABLE_FLOWS = 0
 TABLE_PREFIX = 1
 TABLE_SUFFIX = 2
@@ -70,6 +71,20 @@ class Group:
 def miss_drop(table):
     """Table-miss entry that drops and so counts what nothing matched."""
     return FlowRule(table, PRIORITY_MISS)
+
+
+def housekeeping_rules(arp_to_controller=True):
+    """The fixed rules every switch of every fabric carries besides its
+    routes: ARP to the controller (answered there from the model, never
+    flooded) unless the fabric's switches answer it themselves
+    (``arp_to_controller=False``), IPv4 on to the routing table, counted
+    miss drops."""
+    arp = [FlowRule(TABLE_FLOWS, PRIORITY_ARP, (('eth_type', ETH_TYPE_ARP),), (TO_CONTROLLER,))]
+    return (arp if arp_to_controller else []) + [
+        FlowRule(TABLE_FLOWS, PRIORITY_TO_ROUTING, (('eth_type', ETH_TYPE_IP),),
+                 goto_table=TABLE_PREFIX),
+        miss_drop(TABLE_FLOWS), miss_drop(TABLE_PREFIX), miss_drop(TABLE_SUFFIX),
+    ]
 
 
 _OFCTL_FIELDS = {'eth_type': 'dl_type', 'ipv4_dst': 'nw_dst', 'ipv4_src': 'nw_src',

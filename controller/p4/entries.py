@@ -11,8 +11,8 @@ numbers.
 from dataclasses import dataclass
 import ipaddress
 
-from controller.fattree.twolevel import all_tables, int_to_ip, left_mask, right_mask
-from topologies.fattree import ip_to_int
+from controller.fattree.twolevel import all_tables
+from topologies.addressing import int_to_ip, ip_to_int, left_mask, right_mask
 from topologies.model import ofport
 
 TCAM = 'TwoLevelIngress.tcam'

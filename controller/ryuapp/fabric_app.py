@@ -4,15 +4,18 @@ full knowledge of the topology.
 A subclass gives the model (``build_topology``) and each switch's rules
 (``rules_for``); this base identifies connecting switches by dpid, clears and
 installs their whole state proactively (so a reconnecting switch or a
-restarted controller ends with the same rules, no duplicates), and answers
-ARP from the model so that nothing is ever flooded.
+restarted controller ends with the same rules, no duplicates), moves a switch
+to a changed state by the ordered diff (``push_switch``), and answers ARP
+from the model so that nothing is ever flooded.
 """
 from ryu.base import app_manager
 from ryu.controller import ofp_event
 from ryu.controller.handler import CONFIG_DISPATCHER, DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
+from ryu.lib import hub
 from ryu.lib.packet import arp, ethernet, packet
 from ryu.ofproto import ofproto_v1_3
 
+from controller.openflow.diff import ordered_diff
 from controller.ryuapp import ofp
 from controller.ryuapp.manager import fabric_params
 
@@ -25,8 +28,9 @@ class FabricApp(app_manager.RyuApp):
         self.params = fabric_params()
         self.topo = self.build_topology(self.params)
         self.datapaths = {}  # switch name -> connected datapath
+        self.installed = {}  # switch name -> (rules, groups) last sent to it
+        self._barriers = {}  # (dpid, xid) -> hub.Event set by that barrier's reply
         self.programmed = set()  # switches that acknowledged their full state (barrier reply)
-        self._install_barriers = {}  # switch name -> xid of the barrier closing its install
         self.logger.info('dcfabric: %s, %d switches, %d hosts', self.topo.name,
                          len(self.topo.switches), len(self.topo.hosts))
 
@@ -41,44 +45,47 @@ class FabricApp(app_manager.RyuApp):
         """The Groups of one switch (plain data, controller.openflow.rules); none by default."""
         return []
 
+    def send_diff(self, datapath, ops):
+        """Send an ordered diff (controller.openflow.diff) and a barrier;
+        returns a hub.Event set when the barrier's reply confirms it all."""
+        messages = ofp.diff_messages(datapath, ops)
+        barrier = messages[-1]
+        datapath.set_xid(barrier)  # before sending: the reply may come at once
+        self._barriers[(datapath.id, barrier.xid)] = confirmed = hub.Event()
+        for message in messages:
+            datapath.send_msg(message)
+        return confirmed
+
     def install_switch(self, datapath, name):
         """Replace everything on the switch with its computed state."""
         datapath.send_msg(ofp.delete_all_flows(datapath))
         datapath.send_msg(ofp.delete_all_groups(datapath))
-        for group in self.groups_for(name):
-            datapath.send_msg(ofp.group_add(datapath, group))
-        rules = self.rules_for(name)
-        for rule in rules:
-            datapath.send_msg(ofp.flow_add(datapath, rule))
+        rules, groups = self.rules_for(name), self.groups_for(name)
+        self.installed[name] = (rules, groups)
         self.programmed.discard(name)
-        barrier = ofp.barrier(datapath)
-        datapath.send_msg(barrier)
-        self._install_barriers[name] = barrier.xid
+        confirmed = self.send_diff(datapath, ordered_diff((), rules, (), groups))
+        hub.spawn(self._programmed_when, name, datapath, confirmed)
         self.logger.info('installed %d rules on %s (dpid %#x)', len(rules), name, datapath.id)
 
-    def update_switch(self, datapath, old, new):
-        """Move a switch from state ``old`` to ``new`` ((rules, groups) each)
-        by difference only, so traffic on unchanged entries never blinks:
-        new groups first, then added or changed rules, then removed rules,
-        then groups nothing uses any more."""
-        old_rules, old_groups = old
-        new_rules, new_groups = new
-        old_by_id = {g.group_id: g for g in old_groups}
-        new_by_id = {g.group_id: g for g in new_groups}
-        for group_id, group in new_by_id.items():
-            if group_id not in old_by_id:
-                datapath.send_msg(ofp.group_add(datapath, group))
-            elif old_by_id[group_id] != group:
-                datapath.send_msg(ofp.group_modify(datapath, group))
-        for rule in set(new_rules) - set(old_rules):
-            datapath.send_msg(ofp.flow_add(datapath, rule))
-        kept = {(r.table, r.priority, r.match) for r in new_rules}
-        for rule in old_rules:
-            if (rule.table, rule.priority, rule.match) not in kept:
-                datapath.send_msg(ofp.flow_delete_strict(datapath, rule))
-        for group_id in set(old_by_id) - set(new_by_id):
-            datapath.send_msg(ofp.group_delete(datapath, group_id))
-        datapath.send_msg(ofp.barrier(datapath))
+    def _programmed_when(self, name, datapath, confirmed):
+        confirmed.wait()
+        if self.datapaths.get(name) is datapath:
+            self.programmed.add(name)
+
+    def push_switch(self, name):
+        """Move a connected switch from what it holds to its current state
+        by difference only, so traffic on unchanged entries never blinks.
+        Returns (the ops sent, hub.Event set once the switch confirmed
+        them), or None when the switch is not connected (it gets its whole
+        state when it connects)."""
+        datapath = self.datapaths.get(name)
+        if datapath is None:
+            return None
+        rules, groups = self.rules_for(name), self.groups_for(name)
+        old_rules, old_groups = self.installed[name]
+        ops = ordered_diff(old_rules, rules, old_groups, groups)
+        self.installed[name] = (rules, groups)
+        return ops, self.send_diff(datapath, ops)
 
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def _switch_features(self, ev):
@@ -90,13 +97,6 @@ class FabricApp(app_manager.RyuApp):
         self.datapaths[node.name] = datapath
         self.install_switch(datapath, node.name)
 
-    @set_ev_cls(ofp_event.EventOFPBarrierReply, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
-    def _barrier_reply(self, ev):
-        node = self.topo.by_dpid(ev.msg.datapath.id)
-        if node is not None and self._install_barriers.get(node.name) == ev.msg.xid:
-            del self._install_barriers[node.name]
-            self.programmed.add(node.name)
-
     @set_ev_cls(ofp_event.EventOFPStateChange, DEAD_DISPATCHER)
     def _switch_gone(self, ev):
         node = self.topo.by_dpid(ev.datapath.id) if ev.datapath.id is not None else None
@@ -104,6 +104,14 @@ class FabricApp(app_manager.RyuApp):
             del self.datapaths[node.name]
             self.programmed.discard(node.name)
             self.logger.info('%s disconnected', node.name)
+        self._barriers = {key: event for key, event in self._barriers.items()
+                          if key[0] != ev.datapath.id}
+
+    @set_ev_cls(ofp_event.EventOFPBarrierReply, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
+    def _barrier_reply(self, ev):
+        confirmed = self._barriers.pop((ev.msg.datapath.id, ev.msg.xid), None)
+        if confirmed is not None:
+            confirmed.set()
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
     def _packet_in(self, ev):

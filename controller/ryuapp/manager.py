@@ -1,6 +1,8 @@
 """Start ryu-manager with a dcfabric app: the one place that applies the
-eventlet shim Ryu 4.34 needs on Python >= 3.11 (DESIGN.md), and that binds the
-OpenFlow and REST listeners to 127.0.0.1 unless told otherwise.
+eventlet shim Ryu 4.34 needs on Python >= 3.11 (no eventlet release works
+unpatched there: ryu.app.wsgi imports eventlet.wsgi.ALREADY_HANDLED, which
+eventlet >= 0.30.3 dropped, and older eventlet crashes on 3.11), and that
+binds the OpenFlow and REST listeners to 127.0.0.1 unless told otherwise.
 
     python -m controller.ryuapp.manager APP_MODULE --params '{"k": 4}' [--ofp-port 6653]
         [--rest-port 8080] [--listen 127.0.0.1] [--log FILE]

@@ -3,6 +3,8 @@ OpenFlow 1.3 messages (the FAUCET valve_of.py role)."""
 from ryu.ofproto import ofproto_v1_3 as ofp
 from ryu.ofproto import ofproto_v1_3_parser as parser
 
+from controller.openflow.diff import ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP
+
 
 # Widths of the fields dcfabric moves whole.
 _FIELD_BITS = {'eth_src': 48, 'eth_dst': 48, 'arp_sha': 48, 'arp_tha': 48,
@@ -88,6 +90,21 @@ def group_delete(datapath, group_id):
     return parser.OFPGroupMod(datapath, command=ofp.OFPGC_DELETE, group_id=group_id)
 
 
+_DIFF_MESSAGES = {
+    ADD_GROUP: group_add,
+    MODIFY_GROUP: group_modify,
+    ADD_FLOW: flow_add,
+    DELETE_FLOW: flow_delete_strict,
+    DELETE_GROUP: lambda datapath, group: group_delete(datapath, group.group_id),
+}
+
+
+def diff_messages(datapath, ops):
+    """The flow- and group-mods of an ordered diff (controller.openflow.diff),
+    in its order, then a barrier whose reply confirms them all."""
+    return [_DIFF_MESSAGES[operation](datapath, item) for operation, item in ops] + [barrier(datapath)]
+
+
 def port_desc_request(datapath):
     return parser.OFPPortDescStatsRequest(datapath, 0)
 
@@ -114,6 +131,18 @@ def flow_stats_request(datapath, table_id, cookie):
 
 def port_stats_request(datapath):
     return parser.OFPPortStatsRequest(datapath, 0, ofp.OFPP_ANY)
+
+
+def is_switch_port(port_no):
+    """A physical port number (not LOCAL, CONTROLLER, ... reserved ports)."""
+    return port_no <= ofp.OFPP_MAX
+
+
+def port_liveness(desc):
+    """(carrier, live) of a port description: live is OFPPS_LIVE (carrier
+    and, where enabled, BFD) with the carrier up."""
+    carrier = not desc.state & ofp.OFPPS_LINK_DOWN
+    return carrier, bool(desc.state & ofp.OFPPS_LIVE) and carrier
 
 
 def more_replies_follow(msg):

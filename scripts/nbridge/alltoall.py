@@ -30,16 +30,13 @@ import sys
 import time
 
 from scripts import REPO_ROOT
+from topologies.addressing import ip_to_int
 
 MAGIC = b'NBA2'
 HEADER = struct.Struct('!4sIId')   # magic, sender IPv4, block number, send time
 IP_RECVTTL = 12                    # Linux <netinet/in.h>; Python's socket module lacks it
 IP_TTL = 2
 DEFAULT_PORT = 9931
-
-
-def _ip_int(ip):
-    return struct.unpack('!I', socket.inet_aton(ip))[0]
 
 
 def run_agent(me, nodes, start, period, size, port, deadline):
@@ -61,7 +58,7 @@ def run_agent(me, nodes, start, period, size, port, deadline):
     late = []               # (block, sender) that arrived after being reported missing
     sent_upto, reported, step = -1, -1, 0  # last block fully sent; next peer of block sent_upto + 1
     padding = b'\0' * max(0, size - HEADER.size)
-    me_int = _ip_int(me)
+    me_int = ip_to_int(me)
     stopping_at = None
     while True:
         # read everything that arrived before judging anything: after a stall

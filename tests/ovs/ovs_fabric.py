@@ -11,6 +11,8 @@ import re
 import subprocess
 import tempfile
 
+from controller.openflow.diff import (
+    ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP)
 from controller.openflow.rules import group_to_ofctl, to_ofctl
 from topologies.model import ofport
 
@@ -79,6 +81,25 @@ class OvsFabric:
                     spec.flush()
                     _run('ovs-ofctl', '-O', 'OpenFlow13', kind, bridge, spec.name)
 
+    def apply(self, switch, ops):
+        """Send an ordered diff (controller.openflow.diff) as the Ryu app
+        does, op by op in its order, through ovs-ofctl."""
+        bridge = self.bridge(switch)
+        for operation, item in ops:
+            if operation == ADD_FLOW:
+                _run('ovs-ofctl', '-O', 'OpenFlow13', 'add-flow', bridge, to_ofctl(item))
+            elif operation == DELETE_FLOW:
+                match = to_ofctl(item).split(',actions=')[0]
+                _run('ovs-ofctl', '-O', 'OpenFlow13', '--strict', 'del-flows', bridge,
+                     ','.join(part for part in match.split(',') if not part.startswith('cookie=')))
+            elif operation in (ADD_GROUP, MODIFY_GROUP):
+                command = 'add-group' if operation == ADD_GROUP else 'mod-group'
+                _run('ovs-ofctl', '-O', 'OpenFlow13', command, bridge, group_to_ofctl(item))
+            elif operation == DELETE_GROUP:
+                _run('ovs-ofctl', '-O', 'OpenFlow13', 'del-groups', bridge, 'group_id=%d' % item.group_id)
+            else:
+                raise ValueError('unknown diff operation %r' % (operation,))
+
     def dump_flows(self, switch):
         return _run('ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', self.bridge(switch))
 
@@ -102,6 +123,9 @@ class OvsFabric:
             elif _IN_PORT.match(line):
                 hops.append('in_port')
         return final, hops
+
+    def dump_groups(self, switch):
+        return _run('ovs-ofctl', '-O', 'OpenFlow13', 'dump-groups', self.bridge(switch))
 
     def trace(self, src_host, dst_host, ttl=64, fields='tcp,tp_src=40000,tp_dst=5001', raw=None):
         """(hops, ttl): hops are (switch, model port) pairs the packet leaves

@@ -9,7 +9,8 @@ import pytest
 
 from controller.kevin.routing import KevinRouting
 from controller.kevin.rules import (
-    DISTDA_UDP_PORT, circuit_rule, rule_diff, spine_rules, static_circuits, tor_rules)
+    DISTDA_UDP_PORT, circuit_rule, spine_rules, static_circuits, tor_rules)
+from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, ordered_diff
 from topologies.kevin import Kevin
 from tests.ovs.ovs_fabric import OvsFabric
 
@@ -136,11 +137,17 @@ def test_rule_diff_touches_only_the_source_tor():
     kevin = Kevin(8, 2, 1)
     static = KevinRouting(kevin)
     routing = KevinRouting(kevin)
-    before = {v: tor_rules(kevin, routing.tables[v], static.tables[v])[0] for v in kevin.addresses}
+    before = {v: tor_rules(kevin, routing.tables[v], static.tables[v]) for v in kevin.addresses}
     routing.add_da_link(0, A('011'), A('100'))
-    after = {v: tor_rules(kevin, routing.tables[v], static.tables[v])[0] for v in kevin.addresses}
-    changed = [v for v in kevin.addresses if any(rule_diff(before[v], after[v]))]
+    after = {v: tor_rules(kevin, routing.tables[v], static.tables[v]) for v in kevin.addresses}
+
+    def diff(v):
+        (old_rules, old_groups), (new_rules, new_groups) = before[v], after[v]
+        return ordered_diff(old_rules, new_rules, old_groups, new_groups)
+    changed = [v for v in kevin.addresses if diff(v)]
     assert changed == [A('011')]
-    removed, added = rule_diff(before[A('011')], after[A('011')])
-    assert len(added) >= 2 and {r.table for r in removed + added} == {1, 3}  # LPM + group egress
+    ops = diff(A('011'))
+    added = [item for operation, item in ops if operation == ADD_FLOW]
+    assert len(added) >= 2 and {item.table for operation, item in ops
+                                if operation in (ADD_FLOW, DELETE_FLOW)} == {1, 3}  # LPM + group egress
     assert circuit_rule(kevin, A('011'), A('100')).match == (('in_port', 4),)

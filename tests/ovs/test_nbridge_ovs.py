@@ -4,33 +4,19 @@ during and after a shield applied as the controller applies it (deleting and
 adding only the changed rules), and renew leaving the bridges' flow tables
 exactly as they were."""
 import itertools
-import subprocess
 
 import pytest
 
-from controller.openflow.rules import to_ofctl
-from controller.nbridge.routing import NBridgeRouting, safe_order
+from controller.nbridge.routing import NBridgeRouting
 from topologies.walk import walk
 from tests.ovs.ovs_fabric import OvsFabric
 from topologies.nbridge import NBridge
 
 
-def _ofctl(*args):
-    subprocess.run(('ovs-ofctl', '-O', 'OpenFlow13') + args, check=True, capture_output=True, text=True)
-
-
 def apply_changes(fabric, changes):
-    """Apply {switch: (removed, added)} as the Ryu app does: add (replace)
-    and delete-strict in safe_order."""
-    for switch, (removed, added) in changes.items():
-        bridge = fabric.bridge(switch)
-        for kind, rule in safe_order(removed, added):
-            if kind == 'add':
-                _ofctl('add-flow', bridge, to_ofctl(rule))
-            else:
-                match = to_ofctl(rule).split(',actions=')[0]
-                _ofctl('--strict', 'del-flows', bridge,
-                       ','.join(part for part in match.split(',') if not part.startswith('cookie=')))
+    """Apply {switch: ordered diff} as the Ryu app does."""
+    for switch, ops in changes.items():
+        fabric.apply(switch, ops)
 
 
 def traced(fabric, src, dst):

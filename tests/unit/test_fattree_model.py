@@ -84,3 +84,9 @@ def test_size_before_building_matches_the_model(k):
     topo = FatTree(k)
     assert fattree_size(k) == (len(topo.switches), len(topo.hosts),
                                sum(len(topo.ports(s.name)) for s in topo.switches))
+def test_a_core_port_leads_to_its_rows_upper_switch_of_each_pod():
+    topo = FatTree(6)
+    for pod in range(6):
+        assert topo.peer('c2_3', topo.port_to_pod('c2_3', pod)) == ('a%d_4' % pod, 5)
+    with pytest.raises(ValueError, match='c1_1 has no port to pod 6'):
+        topo.port_to_pod('c1_1', 6)

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from topologies.fattree import ip_to_int
+from topologies.addressing import ip_to_int
 from topologies.model import UnknownNodeError
 from topologies.nbridge import NBridge
 

@@ -8,7 +8,8 @@ import itertools
 import pytest
 
 from controller.openflow.rules import IN_PORT, TABLE_PREFIX
-from controller.nbridge.routing import NBridgeRouting, ShieldError, rule_changes, safe_order
+from controller.nbridge.routing import NBridgeRouting, ShieldError
+from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, ordered_diff
 from topologies.walk import walk
 from topologies.nbridge import NBridge
 
@@ -193,16 +194,15 @@ def test_shield_and_renew_are_exactly_reversible(shape, q, h):
         attached = set(routing.attached_roots(leaf))
         # only the attached roots of dimensions >= 1 carry transit traffic to change
         assert set(shield) == {r for r in attached if topo.node(r).coords[0] >= 1}
-        for name, (removed, added) in shield.items():
-            assert not removed and added
-            assert rule_changes(pristine[name], routing.rules_for(name)) == (removed, added)
+        for name, ops in shield.items():
+            assert ops and {operation for operation, _ in ops} == {ADD_FLOW}
+            assert ordered_diff(pristine[name], routing.rules_for(name)) == ops
         assert all(routing.rules_for(s.name) == pristine[s.name]
                    for s in topo.switches if s.name not in shield)
         renew = routing.renew(leaf)
         assert set(renew) == set(shield)
-        for name, (removed, added) in renew.items():
-            assert {r.match for r in removed} | {r.match for r in added} == \
-                {r.match for r in shield[name][1]}
+        for name, ops in renew.items():
+            assert {rule.match for _, rule in ops} == {rule.match for _, rule in shield[name]}
         assert {s.name: routing.rules_for(s.name) for s in topo.switches} == pristine
 
 
@@ -238,9 +238,8 @@ def test_changes_are_applied_specific_first_and_deletes_last():
     topo = NBridge((4, 3))
     routing = NBridgeRouting(topo)
     for change in (routing.shield((2, 0)), routing.renew((2, 0))):
-        (removed, added), = change.values()
-        order = safe_order(removed, added)
-        kinds = [kind for kind, _ in order]
-        assert kinds == sorted(kinds)  # every 'add' before any 'delete'
-        priorities = [r.priority for kind, r in order if kind == 'add']
+        (ops,) = change.values()
+        kinds = [kind for kind, _ in ops]
+        assert kinds == sorted(kinds, key=[ADD_FLOW, DELETE_FLOW].index)  # every add before any delete
+        priorities = [r.priority for kind, r in ops if kind == ADD_FLOW]
         assert priorities == sorted(priorities, reverse=True)

@@ -1,0 +1,57 @@
+"""The fat-tree's routing schemes as pure strategies (controller.fattree.schemes):
+what each puts in table 0 and the per-flow entries it decides, exactly."""
+import logging
+
+from controller.fattree.classifier import FlowKey
+from controller.fattree.failover import link_key
+from controller.fattree.scheme_params import scheme_config
+from controller.fattree.scheme_rules import bypass_rule, ecmp_rule, flow_rule
+from controller.fattree.schemes import SCHEMES, EntryChange
+from topologies.fattree import FatTree
+
+TOPO = FatTree(4)
+LOG = logging.getLogger('test_fattree_schemes')
+# h0_0_2 -> h1_0_2 across pods: TCP to port 5001
+FLOW = FlowKey('10.0.0.2', '10.1.0.2', 6, 5001)
+
+
+def scheme(name, now=0.0, **params):
+    return SCHEMES[name](TOPO, scheme_config(dict(params, scheme=name)), LOG, lambda: now)
+
+
+def test_table_zero_of_each_scheme():
+    assert scheme('twolevel').rules('e0_0') == [] and scheme('twolevel').groups('a0_2') == []
+    ecmp = scheme('ecmp')
+    assert ecmp.rules('e0_0') == [bypass_rule(TOPO, 'e0_0'), ecmp_rule()]
+    assert ecmp.rules('c1_1') == [] and ecmp.groups('c1_1') == []
+    assert [len(scheme(n).rules('a0_2')) for n in ('classifier', 'scheduler')] == [3, 0]
+    assert [len(scheme(n).rules('e0_0')) for n in ('classifier', 'scheduler')] == [3, 3]
+
+
+def test_classifier_puts_a_new_flow_on_the_least_loaded_port_and_resends_its_packet():
+    classifier = scheme('classifier')
+    assert classifier.resends_first_packet and not scheme('scheduler').resends_first_packet
+    assert classifier.new_flow('e0_0', FLOW) == [EntryChange('e0_0', flow_rule(FLOW, 2))]
+    other = FlowKey('10.0.0.2', '10.1.0.2', 6, 5002)
+    assert classifier.new_flow('e0_0', other) == [EntryChange('e0_0', flow_rule(other, 3))]
+
+
+def test_classifier_moves_flows_off_a_failed_up_link():
+    classifier = scheme('classifier')
+    classifier.new_flow('e0_0', FLOW)
+    assert classifier.links_changed(frozenset({link_key('e0_0', 'a0_2')})) == [
+        EntryChange('e0_0', flow_rule(FLOW, 3))]
+
+
+def test_scheduler_places_a_large_flow_and_moves_it_off_a_failed_link():
+    scheduler = scheme('scheduler')
+    assert scheduler.new_flow('e0_0', FLOW) == [EntryChange('e0_0', flow_rule(FLOW, None))]
+    rate_bps = 2e6  # past the default threshold, 10% of 10 Mbit/s
+    assert scheduler.counters('e0_0', {FLOW: (rate_bps / 8, 1.0)}, 1.0) == [
+        EntryChange('e0_0', flow_rule(FLOW, 2)), EntryChange('a0_2', flow_rule(FLOW, 2))]  # via c1_1
+    assert scheduler.counters('e0_0', {FLOW: (2 * rate_bps / 8, 2.0)}, 2.0) == []  # placed already
+    # e0_0 - a0_2 fails: via c2_1 now, and a0_2's entry goes
+    assert scheduler.links_changed(frozenset({link_key('e0_0', 'a0_2')})) == [
+        EntryChange('e0_0', flow_rule(FLOW, 3)), EntryChange('a0_3', flow_rule(FLOW, 2)),
+        EntryChange('a0_2', flow_rule(FLOW, 2), remove=True)]
+    assert scheduler.state()['placements'][0]['via'] == 'c2_1'
