@@ -132,11 +132,11 @@ def test_without_the_broadcast_remote_pods_would_lose_the_subnet(topo):
 
 
 def test_usable_port_skips_avoided_cyclically():
-    assert usable_port(2, set(), 2) == 2
-    assert usable_port(2, {2}, 2) == 3
-    assert usable_port(3, {3}, 3) == 4
-    assert usable_port(5, {5}, 3) == 3
-    assert usable_port(2, {2, 3}, 2) is None
+    assert usable_port(2, set(), [2, 3]) == 2
+    assert usable_port(2, {2}, [2, 3]) == 3
+    assert usable_port(3, {3}, [3, 4, 5]) == 4
+    assert usable_port(5, {5}, [3, 4, 5]) == 3
+    assert usable_port(2, {2, 3}, [2, 3]) is None
 
 
 def test_local_fast_failover_groups_follow_the_usable_ports():
