@@ -27,7 +27,7 @@ prefix (S or the pod's /16) pointing to its own second-level table whose
 host-ID suffixes skip the avoided ports. Recomputing from the failure set
 makes recovery exact: with no failures every table equals the original.
 """
-from controller.fattree.twolevel import Prefix, left_mask, switch_table
+from controller.fattree.twolevel import Prefix, left_mask, right_mask, switch_table
 from topologies.fattree import ip_to_int
 
 ALL = ('0.0.0.0', 0)
@@ -176,21 +176,34 @@ def table_with_failures(topo, switch, avoid_tags):
     return table
 
 
-def next_ports(table, ip):
-    """Every port ``table`` may send ``ip`` out of: a terminating prefix's
-    port, or the matching suffix's port and the other usable up-ports of its
-    table (where fast failover or an ECMP hash may send it); () if none."""
-    prefix = max((p for p in table.prefixes if p.matches(ip)), key=lambda p: p.length, default=None)
-    if prefix is None:
-        return ()
-    if prefix.terminating:
-        return (prefix.port,)
-    suffix = max((s for s in table.suffix_tables[prefix.suffix_table] if s.matches(ip)),
-                 key=lambda s: s.length, default=None)
-    if suffix is None:
-        return ()
-    usable = table.failover.get(prefix.suffix_table, ())
-    return usable if suffix.port in usable else (suffix.port,)
+class PortChoices:
+    """Every port a table may send a destination out of: a terminating
+    prefix's port, or the matching suffix's port and the other usable
+    up-ports of its table (where fast failover or an ECMP hash may send it);
+    () if none. Masks are precomputed: the detour search and the model
+    check ask this for every switch and host under every failure set."""
+
+    def __init__(self, table):
+        self.prefixes = sorted(((p.length, ip_to_int(p.network), left_mask(p.length), p)
+                                for p in table.prefixes), key=lambda e: -e[0])
+        self.suffixes = {name: sorted(((s.length, ip_to_int(s.value), right_mask(s.length), s.port)
+                                       for s in suffixes), key=lambda e: -e[0])
+                         for name, suffixes in table.suffix_tables.items()}
+        self.failover = table.failover
+
+    def __call__(self, ip):
+        address = ip_to_int(ip)
+        prefix = next((p for _, net, mask, p in self.prefixes if address & mask == net), None)
+        if prefix is None:
+            return ()
+        if prefix.terminating:
+            return (prefix.port,)
+        port = next((port for _, value, mask, port in self.suffixes[prefix.suffix_table]
+                     if address & mask == value), None)
+        if port is None:
+            return ()
+        usable = self.failover.get(prefix.suffix_table, ())
+        return usable if port in usable else (port,)
 
 
 def live_neighbours(topo, failed):
@@ -216,9 +229,10 @@ def hop_distances(neighbours, target):
     return distance
 
 
-def _delivery_check(topo, tables, failed, host):
-    """A function switch -> whether every port the tables may choose, from
-    that switch on, brings ``host``'s packets to it (no drop, no loop)."""
+def _delivery_check(topo, choices, failed, host):
+    """A function switch -> whether every port the tables (as PortChoices)
+    may choose, from that switch on, brings ``host``'s packets to it (no
+    drop, no loop)."""
     ip = topo.node(host).ip
     verdict = {}
 
@@ -227,7 +241,7 @@ def _delivery_check(topo, tables, failed, host):
             return bool(verdict[switch])  # None: being explored, so a loop
         verdict[switch] = None
         ok = True
-        for port in next_ports(tables[switch], ip) or (None,):
+        for port in choices[switch](ip) or (None,):
             peer = topo.peer(switch, port) if port is not None else None
             if peer is None or (peer[0] != host and (topo.nodes[peer[0]].is_host
                                                      or link_key(switch, peer[0]) in failed
@@ -255,13 +269,14 @@ def detours(topo, failed, tables):
     """
     neighbours = live_neighbours(topo, failed)
     edges = [sw.name for sw in topo.switches_of_role('edge')]
+    choices = {name: PortChoices(table) for name, table in tables.items()}
     entries = {}
     for edge in edges:
         distance = hop_distances(neighbours, edge)
         hosts = _peers(topo, edge, topo.down_ports(edge))
         needed = {}  # switch -> {host: port}
         for host in hosts:
-            delivers = _delivery_check(topo, tables, failed, host)
+            delivers = _delivery_check(topo, choices, failed, host)
             todo, seen = [e for e in edges if e in distance], set()
             while todo:
                 switch = todo.pop()

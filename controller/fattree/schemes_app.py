@@ -20,12 +20,12 @@ from ryu.lib.packet import ipv4, packet, tcp, udp
 from ryu.ofproto import ofproto_v1_3 as ofproto
 
 from controller.ryuapp import ofp
-from controller.fattree.failover import avoidance
+from controller.fattree.failover import avoidance, tables_with_failures
 from controller.ryuapp.rest import VIEW_KEY, FatTreeRest, StateView
 from controller.fattree.classifier import FlowClassifier, FlowKey, RateMeter
 from controller.fattree.scheduler import FlowScheduler, reported_flows
 from controller.fattree.scheme_rules import (
-    COOKIE_FLOW, bypass_rule, ecmp_group, ecmp_rule, flow_of_match, flow_rule, new_flow_rules)
+    COOKIE_FLOW, bypass_rule, ecmp_rules_and_groups, flow_of_match, flow_rule, new_flow_rules)
 from controller.fattree.scheme_params import SchemeParameterError, scheme_config
 from topologies.model import model_port
 
@@ -67,13 +67,31 @@ class TwoLevelScheme:
 
 
 class EcmpScheme(TwoLevelScheme):
+    """Select groups per first-level prefix, recomputed with the tables on
+    every failure change and pushed by difference (scheme_rules)."""
     name = 'ecmp'
 
+    def __init__(self, app, conf):
+        super().__init__(app, conf)
+        self.compiled = self._compile(frozenset())
+
+    def _compile(self, failed):
+        tables = tables_with_failures(self.topo, failed)
+        return {name: ecmp_rules_and_groups(self.topo, table)
+                for name, table in tables.items() if self.is_pod_switch(name)}
+
     def rules(self, switch):
-        return [bypass_rule(self.topo, switch), ecmp_rule()] if self.is_pod_switch(switch) else []
+        return self.compiled[switch][0] if self.is_pod_switch(switch) else []
 
     def groups(self, switch):
-        return [ecmp_group(self.topo, switch)] if self.is_pod_switch(switch) else []
+        return self.compiled[switch][1] if self.is_pod_switch(switch) else []
+
+    def links_changed(self, failed):
+        old, self.compiled = self.compiled, self._compile(failed)
+        for name, state in self.compiled.items():
+            datapath = self.app.datapaths.get(name)
+            if state != old[name] and datapath is not None:
+                self.app.update_switch(datapath, old[name], state)
 
 
 class ClassifierScheme(TwoLevelScheme):

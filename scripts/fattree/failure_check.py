@@ -25,12 +25,13 @@ import time
 
 from controller.fattree.failover import (
     broadcast_tables, detours, expand_failures, hop_distances, link_key,
-    live_neighbours, next_ports, tables_with_failures)
+    live_neighbours, PortChoices, tables_with_failures)
 from topologies.fattree import FatTree
 
 
-def delivering_switches(topo, tables, failed, host):
-    """Switches from which every port the tables may choose reaches ``host``."""
+def delivering_switches(topo, choices, failed, host):
+    """Switches from which every port the tables (as PortChoices) may choose
+    reaches ``host``."""
     ip = topo.node(host).ip
     order = sorted(hop_distances(live_neighbours(topo, failed), topo.host_attachment(host)[0]).items(),
                    key=lambda item: item[1])
@@ -40,7 +41,7 @@ def delivering_switches(topo, tables, failed, host):
         for switch, _ in order:
             if switch in good:
                 continue
-            ports = next_ports(tables[switch], ip)
+            ports = choices[switch](ip)
             if ports and all(_leads(topo, failed, switch, port, host, good) for port in ports):
                 good.add(switch)
                 grown = True
@@ -59,10 +60,11 @@ def unrouted_pairs(topo, tables, failed, dead_switches=()):
     whose hosts hang off live switches."""
     neighbours = live_neighbours(topo, failed)
     hosts = [h.name for h in topo.hosts if topo.host_attachment(h.name)[0] not in dead_switches]
+    choices = {name: PortChoices(table) for name, table in tables.items()}
     connected, unrouted = 0, []
     for dst in hosts:
         reach = hop_distances(neighbours, topo.host_attachment(dst)[0])
-        good = delivering_switches(topo, tables, failed, dst)
+        good = delivering_switches(topo, choices, failed, dst)
         for src in hosts:
             edge = topo.host_attachment(src)[0]
             if src == dst or edge not in reach:
