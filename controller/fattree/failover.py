@@ -29,6 +29,7 @@ makes recovery exact: with no failures every table equals the original.
 """
 from controller.fattree.twolevel import Prefix, left_mask, right_mask, switch_table
 from topologies.fattree import ip_to_int
+from topologies.walk import walk
 
 ALL = ('0.0.0.0', 0)
 
@@ -342,3 +343,17 @@ def tables_with_failures(topo, failed):
 def avoidance(topo, failed):
     """The up-ports each pod switch must not use, per prefix (see routing)."""
     return routing(topo, failed)[1]
+
+
+def repair_point(topo, failed, src, dst):
+    """(switch, local?) for the src->dst path of the failure-free tables
+    under a new failure: the first switch whose next hop failed repairs it
+    locally if its fast-failover group has another port left; otherwise
+    only the controller's broadcast can, by steering traffic earlier."""
+    tables = tables_with_failures(topo, frozenset())
+    dst_ip = topo.node(dst).ip
+    for switch, port in walk(topo, lambda sw, _, ip: tables[sw].lookup(ip), src, dst):
+        if link_key(switch, topo.peer(switch, port)[0]) in failed:
+            return switch, any(link_key(switch, topo.peer(switch, p)[0]) not in failed
+                               for p in PortChoices(tables[switch])(dst_ip))
+    raise ValueError('%s -> %s does not cross the failure' % (src, dst))

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from controller.fattree.failover import (ALL, avoidance, broadcast_tables, detours, expand_failures,
-                                         link_key, tables_with_failures, usable_port)
+                                         link_key, repair_point, tables_with_failures, usable_port)
 from controller.fattree.pipeline import compile_table
 from controller.fattree.twolevel import all_tables
 from scripts.fattree.failure_check import link_sets, switch_sets, unrouted_pairs
@@ -194,3 +194,15 @@ def test_every_connected_pair_is_routed_under_every_double_link_failure():
         assert unrouted == [], links
         connected += pairs
     assert connected == 118592  # of 496 x 240: the rest have no physical path
+
+
+@pytest.mark.parametrize('links, switches, src, dst, where', [
+    ([('e0_0', 'a0_2')], [], 'h0_0_2', 'h2_0_2', ('e0_0', True)),
+    ([('e0_0', 'a0_2')], [], 'h2_0_2', 'h0_0_2', ('a0_2', False)),  # its only way down
+    ([], ['a0_2'], 'h2_0_2', 'h0_0_2', ('c1_1', False)),
+    ([], ['c1_1'], 'h2_0_2', 'h0_0_2', ('a2_2', True))])
+def test_repair_point_is_the_first_switch_before_the_failure(links, switches, src, dst, where):
+    topo = FatTree(4)
+    assert repair_point(topo, expand_failures(topo, links, switches), src, dst) == where
+    with pytest.raises(ValueError, match='does not cross'):
+        repair_point(topo, expand_failures(topo, links, switches), 'h1_0_2', 'h1_1_2')
