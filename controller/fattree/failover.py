@@ -26,6 +26,12 @@ Avoidance becomes routing state the paper's way: a specific first-level
 prefix (S or the pod's /16) pointing to its own second-level table whose
 host-ID suffixes skip the avoided ports. Recomputing from the failure set
 makes recovery exact: with no failures every table equals the original.
+
+The broadcast is meant for single failures. Under several, some pairs can
+only be joined by paths no up-down table expresses (down into another
+pod's lower switch and up again); ``detours`` finds the switches where the
+broadcast's tables fail a destination that is still reachable and gives
+them per-destination entries along shortest paths (see ``routing``).
 """
 from controller.fattree.twolevel import Prefix, left_mask, right_mask, switch_table
 from topologies.fattree import ip_to_int
