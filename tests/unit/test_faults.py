@@ -1,6 +1,9 @@
 """Finding a Mininet host's namespace for failures of its link: by its
 shell's command line (``bash ... mininet:NAME``), exactly one."""
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -8,8 +11,15 @@ from scripts.faults import FaultError, host_pid
 
 
 def fake_host_shell(name):
-    # what Mininet runs for a host; the second command keeps bash from exec'ing sleep
-    return subprocess.Popen(['bash', '-c', 'sleep 30; true', 'mininet:' + name])
+    """A process whose command line reads like a Mininet host's shell (a
+    real bash would fork for its command, briefly showing twice)."""
+    process = subprocess.Popen(['bash', '-c', 'import time; time.sleep(30)', 'mininet:' + name],
+                               executable=sys.executable)
+    deadline = time.time() + 5
+    while b'mininet:' not in Path('/proc/%d/cmdline' % process.pid).read_bytes():  # until exec'd
+        assert time.time() < deadline
+        time.sleep(0.01)
+    return process
 
 
 def test_host_pid_finds_the_one_shell_of_that_name():
