@@ -31,7 +31,7 @@ The broadcast is meant for single failures. Under several, some pairs can
 only be joined by paths no up-down table expresses (down into another
 pod's lower switch and up again); ``detours`` finds the switches where the
 broadcast's tables fail a destination that is still reachable and gives
-them per-destination entries along shortest paths (see ``routing``).
+them per-subnet entries along shortest paths (see ``routing``).
 """
 from controller.fattree.twolevel import Prefix, left_mask, right_mask, switch_table
 from topologies.fattree import ip_to_int
@@ -236,12 +236,11 @@ def hop_distances(neighbours, target):
     return distance
 
 
-def _delivery_check(topo, choices, failed, host):
+def _delivery_check(topo, choices, failed, edge, ip):
     """A function switch -> whether every port the tables (as PortChoices)
-    may choose, from that switch on, brings ``host``'s packets to it (no
-    drop, no loop)."""
-    ip = topo.node(host).ip
-    verdict = {}
+    may choose for destination ``ip``, from that switch on, brings its
+    packets to ``edge`` (no drop, no loop)."""
+    verdict = {edge: True}
 
     def delivers(switch):
         if switch in verdict:
@@ -250,9 +249,8 @@ def _delivery_check(topo, choices, failed, host):
         ok = True
         for port in choices[switch](ip) or (None,):
             peer = topo.peer(switch, port) if port is not None else None
-            if peer is None or (peer[0] != host and (topo.nodes[peer[0]].is_host
-                                                     or link_key(switch, peer[0]) in failed
-                                                     or not delivers(peer[0]))):
+            if peer is None or topo.nodes[peer[0]].is_host or link_key(switch, peer[0]) in failed \
+                    or not delivers(peer[0]):
                 ok = False
                 break
         verdict[switch] = ok
@@ -261,18 +259,19 @@ def _delivery_check(topo, choices, failed, host):
 
 
 def detours(topo, failed, tables):
-    """{switch: {(network, length): port}}: per-destination entries where the
-    broadcast's tables cannot deliver although a path exists.
+    """{switch: {subnet: port}}: per-destination entries where the
+    broadcast's tables cannot deliver to a subnet although a path exists.
 
-    For each destination host, every switch its packets can reach from an
-    edge switch is checked over every choice the tables leave (fast failover,
-    ECMP hashing); a switch from which some choice drops or loops gets a
-    terminating entry towards a neighbour one hop nearer the destination's
-    edge switch, and that neighbour is checked in turn. Switches from which
+    For each lower switch, every switch its subnet's packets can reach from
+    a lower switch is checked over every choice the tables leave (fast
+    failover, ECMP hashing); a switch from which some choice drops or loops
+    gets a terminating /24 towards a neighbour one hop nearer the subnet's
+    lower switch, and that neighbour is checked in turn. Switches from which
     every choice delivers keep their entries, so the result delivers along
-    strictly shorter distances wherever it differs. An entry covers the
-    whole subnet (/24) where a switch needs one for each of its hosts, else
-    it is a /32.
+    strictly shorter distances wherever it differs. One host stands for its
+    subnet: outside its own lower switch the broadcast's tables choose among
+    the same ports for every host of a subnet (a second-level table's
+    suffixes differ only in which of its usable ports comes first).
     """
     neighbours = live_neighbours(topo, failed)
     edges = [sw.name for sw in topo.switches_of_role('edge')]
@@ -280,26 +279,18 @@ def detours(topo, failed, tables):
     entries = {}
     for edge in edges:
         distance = hop_distances(neighbours, edge)
-        hosts = _peers(topo, edge, topo.down_ports(edge))
-        needed = {}  # switch -> {host: port}
-        for host in hosts:
-            delivers = _delivery_check(topo, choices, failed, host)
-            todo, seen = [e for e in edges if e in distance], set()
-            while todo:
-                switch = todo.pop()
-                if switch in seen or delivers(switch):
-                    continue
-                seen.add(switch)
-                port, peer = min((port, peer) for port, peer in neighbours[switch]
-                                 if distance.get(peer) == distance[switch] - 1)
-                needed.setdefault(switch, {})[host] = port
-                todo.append(peer)
-        for switch, ports in needed.items():
-            if set(ports) == set(hosts):
-                entries.setdefault(switch, {})[_subnet_of(topo, edge)] = ports[hosts[0]]
-            else:
-                for host, port in ports.items():
-                    entries.setdefault(switch, {})[(topo.node(host).ip, 32)] = port
+        host = _peers(topo, edge, topo.down_ports(edge))[0]
+        delivers = _delivery_check(topo, choices, failed, edge, topo.node(host).ip)
+        todo, seen = [e for e in edges if e in distance], set()
+        while todo:
+            switch = todo.pop()
+            if switch in seen or delivers(switch):
+                continue
+            seen.add(switch)
+            port, peer = min((port, peer) for port, peer in neighbours[switch]
+                             if distance.get(peer) == distance[switch] - 1)
+            entries.setdefault(switch, {})[_subnet_of(topo, edge)] = port
+            todo.append(peer)
     return entries
 
 
