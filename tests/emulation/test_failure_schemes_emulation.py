@@ -1,10 +1,11 @@
-"""Failures under every fat-tree scheme in a running k=4 fabric with BFD:
+"""Failures under every fat-tree scheme in a running fabric with BFD:
 each scheme (two-level, ECMP, classifier, scheduler) keeps every pair that
 still has a physical path reachable through a hard and a silent failure, a
 failed lower switch or host link cuts off its hosts and only them, a double
 failure the paper's broadcast cannot express is routed around, and recovery
 restores every flow table and group. One fabric per scheme, its failures in
-sequence (single elements: tests/emulation/test_fault_emulation.py)."""
+sequence, and a k=6 sample under ECMP (single elements:
+tests/emulation/test_fault_emulation.py)."""
 import itertools
 
 import pytest
@@ -20,21 +21,23 @@ pytestmark = pytest.mark.emulation
 
 # Names of its own (see test_fault_emulation.py).
 PREFIX = 'fs'
-# scheme -> [(failed elements, silent?)], in the model's names
+# (k, scheme) -> [(failed elements, silent?)], in the model's names
 SEQUENCES = {
-    'twolevel': [([('switch', 'e0_0')], False),
+    (4, 'twolevel'): [([('switch', 'e0_0')], False),
                  ([('link', 'e1_1', 'h1_1_3')], True),
                  # e0_0 keeps only a0_3, e0_1 only a0_2: a detour through another pod
                  ([('link', 'e0_0', 'a0_2'), ('link', 'e0_1', 'a0_3')], False)],
-    'ecmp': [([('link', 'a0_2', 'c1_1')], False),  # left 24 of 240 pairs unreachable before
+    (4, 'ecmp'): [([('link', 'a0_2', 'c1_1')], False),  # left 24 of 240 pairs unreachable before
              ([('link', 'e1_0', 'a1_3')], True),
              ([('switch', 'e2_1')], True)],
-    'classifier': [([('link', 'a1_3', 'c2_2')], False),
+    (4, 'classifier'): [([('link', 'a1_3', 'c2_2')], False),
                    ([('link', 'e0_1', 'a0_2')], True),
                    ([('link', 'e3_0', 'h3_0_2')], False)],
-    'scheduler': [([('switch', 'c1_1')], False),
-                  ([('link', 'a2_2', 'c1_2')], True),
-                  ([('link', 'a0_2', 'c1_1'), ('link', 'e2_0', 'a2_3')], True)],
+    (4, 'scheduler'): [([('switch', 'c1_1')], False),
+                       ([('link', 'a2_2', 'c1_2')], True),
+                       ([('link', 'a0_2', 'c1_1'), ('link', 'e2_0', 'a2_3')], True)],
+    (6, 'ecmp'): [([('link', 'e0_0', 'a0_3'), ('link', 'a1_4', 'c2_1')], False),
+                  ([('switch', 'e3_2')], True)],
 }
 
 
@@ -50,15 +53,15 @@ def cut_off(topo, elements):
     return hosts
 
 
-@pytest.mark.parametrize('scheme', sorted(SEQUENCES))
-def test_scheme_routes_around_failures_and_recovers_exactly(require_ovs, scheme):
-    topo = renamed(FatTree(4), PREFIX)
+@pytest.mark.parametrize('k, scheme', sorted(SEQUENCES), ids=['k%d-%s' % c for c in sorted(SEQUENCES)])
+def test_scheme_routes_around_failures_and_recovers_exactly(require_ovs, k, scheme):
+    topo = renamed(FatTree(k), PREFIX)
     hosts = [h.name for h in topo.hosts]
-    with Fabric(topo, 'controller.fattree.app', {'k': 4, 'scheme': scheme}, ofp_port=free_port(),
+    with Fabric(topo, 'controller.fattree.app', {'k': k, 'scheme': scheme}, ofp_port=free_port(),
                 rest_port=free_port(), bfd_ms=100) as fabric:
         traffic.wait_all_pairs(fabric.net, hosts, progress=lambda m: None)
         before = state(topo)
-        for elements, silent in SEQUENCES[scheme]:
+        for elements, silent in SEQUENCES[(k, scheme)]:
             named = [(e[0],) + tuple(PREFIX + n for n in e[1:]) for e in elements]
             cut = cut_off(topo, named)
             connected = {p for p in itertools.permutations(hosts, 2) if not cut & set(p)}
