@@ -8,7 +8,9 @@ port, its fast-failover alternatives, ECMP's hash) delivers: a least fixpoint
 over the cabling, so a loop never counts as delivering. A (source,
 destination) pair whose hosts are still physically connected but whose source
 edge switch is not in that set is unrouted. The same check over the paper's
-broadcast alone (no per-destination detours) shows what the detours repair.
+broadcast alone (no per-destination detours) shows what the detours repair,
+over every choice and over each suffix's own port only (a plain walk of the
+two-level lookup).
 
     python -m scripts.fattree.failure_check [--out results/failure_check] [--quick]
 
@@ -55,12 +57,22 @@ def _leads(topo, failed, switch, port, host, good):
     return peer[0] == host or (peer[0] in good and link_key(switch, peer[0]) not in failed)
 
 
-def unrouted_pairs(topo, tables, failed, dead_switches=()):
+def own_port_only(table):
+    """The choice of a table without fast failover or hashing: each
+    suffix's own port (what a walk of the two-level lookup follows)."""
+    def choose(ip):
+        port = table.lookup(ip)
+        return () if port is None else (port,)
+    return choose
+
+
+def unrouted_pairs(topo, tables, failed, dead_switches=(), choice=PortChoices):
     """(connected pairs, [unrouted (src, dst)]) over every ordered host pair
-    whose hosts hang off live switches."""
+    whose hosts hang off live switches; ``choice(table)`` gives a table's
+    ports for a destination (by default every one it may use)."""
     neighbours = live_neighbours(topo, failed)
     hosts = [h.name for h in topo.hosts if topo.host_attachment(h.name)[0] not in dead_switches]
-    choices = {name: PortChoices(table) for name, table in tables.items()}
+    choices = {name: choice(table) for name, table in tables.items()}
     connected, unrouted = 0, []
     for dst in hosts:
         reach = hop_distances(neighbours, topo.host_attachment(dst)[0])
@@ -88,7 +100,7 @@ def switch_sets(topo, size):
 def check(topo, failure_sets):
     """Totals over failure sets of (failed links, failed switches)."""
     row = {'failure_sets': len(failure_sets), 'connected_pairs': 0, 'unrouted': 0,
-           'unrouted_broadcast_only': 0, 'sets_with_detours': 0, 'detour_entries': 0,
+           'unrouted_broadcast_only': 0, 'unrouted_broadcast_only_own_port': 0, 'sets_with_detours': 0, 'detour_entries': 0,
            'max_detour_entries': 0, 'unrouted_examples': []}
     started = time.time()
     for links, switches in failure_sets:
@@ -96,6 +108,9 @@ def check(topo, failure_sets):
         connected, unrouted = unrouted_pairs(topo, tables_with_failures(topo, failed), failed, switches)
         paper = broadcast_tables(topo, failed)
         _, unrouted_paper = unrouted_pairs(topo, paper, failed, switches)
+        if unrouted_paper:  # never more than over every choice
+            row['unrouted_broadcast_only_own_port'] += len(
+                unrouted_pairs(topo, paper, failed, switches, own_port_only)[1])
         entries = sum(len(e) for e in detours(topo, failed, paper).values())
         row['connected_pairs'] += connected
         row['unrouted'] += len(unrouted)
@@ -133,14 +148,15 @@ def main(argv=None):
     parser.add_argument('--quick', action='store_true', help='k=4 only')
     args = parser.parse_args(argv)
     rows = []
-    line = '%-3s %-14s %-8s %8s %16s %9s %15s %13s %8s'
+    line = '%-3s %-14s %-8s %8s %16s %9s %15s %9s %13s %8s'
     print(line % ('k', 'failures', 'sets', 'count', 'connected pairs', 'unrouted',
-                  'broadcast only', 'detour sets', 'seconds'))
+                  'broadcast only', 'own port', 'detour sets', 'seconds'))
     for k, kind, sampled, sets in plan(args.quick, args.seed):
         row = dict(k=k, kind=kind, sampled=sampled, **check(FatTree(k), sets))
         rows.append(row)
         print(line % (k, kind, 'sample' if sampled else 'all', row['failure_sets'], row['connected_pairs'],
-                      row['unrouted'], row['unrouted_broadcast_only'], row['sets_with_detours'],
+                      row['unrouted'], row['unrouted_broadcast_only'],
+                      row['unrouted_broadcast_only_own_port'], row['sets_with_detours'],
                       row['seconds']), flush=True)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, 'failure_check.json')
