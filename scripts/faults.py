@@ -7,11 +7,14 @@ the Mininet CLI with ``sh dcfabric fail ...``:
   hard link failure    carrier down on both ends (ip link set down)
   silent link failure  carrier stays up, every packet is black-holed in both
                        directions (tc mirred to the down ifb0): only BFD sees it
-  switch failure       every link of the switch, hard or silent
+  switch failure       every link of the switch (host links too), hard or silent
+A host link's host end lives in the host's network namespace: it is found
+through the host's Mininet shell process and acted on with mnexec.
 and the matching recovery for each. BFD on every switch-to-switch link
 (Open vSwitch's own) is set up here too.
 """
 import json
+import os
 import subprocess
 import time
 
@@ -20,7 +23,11 @@ from topologies.mininet_topo import interface_name
 # A root qdisc handle of our own, so recovery removes only what we added.
 BLACKHOLE_HANDLE = 'dcfa:'
 BLACKHOLE_PREF = '7'
+# Where a silent failure sends packets: the down ifb0 of the root namespace
+# (switch interfaces). A host's namespace has no ifb; its loopback drops
+# them instead (not addressed to the host, no forwarding, no ARP on lo).
 BLACKHOLE_SINK = 'ifb0'
+HOST_BLACKHOLE_SINK = 'lo'
 
 
 class FaultError(RuntimeError):
@@ -34,18 +41,55 @@ def _sh(*cmd, check=True):
     return result
 
 
+def host_pid(name):
+    """PID of a running Mininet host's shell (``bash ... mininet:NAME``),
+    whose network namespace holds the host's end of its link."""
+    tag = ('mininet:' + name).encode()
+    pids = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open('/proc/%s/cmdline' % entry, 'rb') as f:
+                    argv = f.read().split(b'\0')
+            except OSError:  # the process ended meanwhile
+                continue
+            if argv[0] == b'bash' and tag in argv:
+                pids.append(int(entry))
+    if len(pids) != 1:
+        raise FaultError('%s Mininet hosts named %s are running (need exactly one)'
+                         % (len(pids) or 'no', name))
+    return pids[0]
+
+
+class Interface:
+    """One end of a link: a switch's in the root namespace, a host's in the
+    host's own namespace (commands run there through mnexec)."""
+
+    def __init__(self, model, node, port):
+        self.name = interface_name(model, node, port)
+        self.in_host = model.nodes[node].is_host
+        self.prefix = ('mnexec', '-a', str(host_pid(node))) if self.in_host else ()
+        self.sink = HOST_BLACKHOLE_SINK if self.in_host else BLACKHOLE_SINK
+
+    def run(self, *cmd, check=True):
+        return _sh(*(self.prefix + cmd), check=check)
+
+    def exists(self):
+        return self.run('ip', 'link', 'show', self.name, check=False).returncode == 0
+
+
 def link_interfaces(model, a, b):
-    """Both interfaces of the cable between a and b (names as the topology has them)."""
+    """Both ends (Interface) of the cable between a and b (names as the topology has them)."""
     model.node(a)
     model.node(b)
     for port in model.ports(a):
         peer, peer_port = model.peer(a, port)
         if peer == b:
-            interfaces = [interface_name(model, a, port), interface_name(model, b, peer_port)]
+            interfaces = [Interface(model, a, port), Interface(model, b, peer_port)]
             for interface in interfaces:
-                if _sh('ip', 'link', 'show', interface, check=False).returncode != 0:
+                if not interface.exists():
                     raise FaultError('interface %s does not exist: is a %s running?'
-                                     % (interface, model.name))
+                                     % (interface.name, model.name))
             return interfaces
     neighbours = sorted(model.peer(a, p)[0] for p in model.ports(a))
     raise FaultError('no link %s-%s; %s links to: %s' % (a, b, a, ' '.join(neighbours)))
@@ -59,7 +103,7 @@ def switch_links(model, switch):
 
 
 def _root_qdisc(interface):
-    out = _sh('tc', 'qdisc', 'show', 'dev', interface).stdout
+    out = interface.run('tc', 'qdisc', 'show', 'dev', interface.name).stdout
     for line in out.splitlines():
         words = line.split()
         if 'root' in words:
@@ -68,24 +112,24 @@ def _root_qdisc(interface):
 
 
 def blackhole(interface):
-    if not _sh('ip', 'link', 'show', BLACKHOLE_SINK, check=False).returncode == 0:
-        raise FaultError('silent failures need the %s device (ifb), which is missing' % BLACKHOLE_SINK)
+    if not interface.run('ip', 'link', 'show', interface.sink, check=False).returncode == 0:
+        raise FaultError('silent failures need the %s device (ifb), which is missing' % interface.sink)
     parent = _root_qdisc(interface)
     if parent in (None, 'noqueue', '0:'):
-        _sh('tc', 'qdisc', 'add', 'dev', interface, 'root', 'handle', BLACKHOLE_HANDLE, 'htb')
+        interface.run('tc', 'qdisc', 'add', 'dev', interface.name, 'root', 'handle', BLACKHOLE_HANDLE, 'htb')
         parent = BLACKHOLE_HANDLE
-    _sh('tc', 'filter', 'add', 'dev', interface, 'parent', parent, 'protocol', 'all', 'pref',
-        BLACKHOLE_PREF, 'u32', 'match', 'u32', '0', '0', 'action', 'mirred', 'egress', 'redirect',
-        'dev', BLACKHOLE_SINK)
+    interface.run('tc', 'filter', 'add', 'dev', interface.name, 'parent', parent, 'protocol', 'all', 'pref',
+                  BLACKHOLE_PREF, 'u32', 'match', 'u32', '0', '0', 'action', 'mirred', 'egress',
+                  'redirect', 'dev', interface.sink)
 
 
 def unblackhole(interface):
     parent = _root_qdisc(interface)
     if parent == BLACKHOLE_HANDLE:
-        _sh('tc', 'qdisc', 'del', 'dev', interface, 'root')
+        interface.run('tc', 'qdisc', 'del', 'dev', interface.name, 'root')
     elif parent:
-        _sh('tc', 'filter', 'del', 'dev', interface, 'parent', parent, 'pref', BLACKHOLE_PREF,
-            check=False)
+        interface.run('tc', 'filter', 'del', 'dev', interface.name, 'parent', parent, 'pref',
+                      BLACKHOLE_PREF, check=False)
 
 
 def fail_link(model, a, b, silent=False):
@@ -93,14 +137,14 @@ def fail_link(model, a, b, silent=False):
         if silent:
             blackhole(interface)
         else:
-            _sh('ip', 'link', 'set', interface, 'down')
+            interface.run('ip', 'link', 'set', interface.name, 'down')
 
 
 def recover_link(model, a, b):
     """Undo either kind of failure of the link (both are idempotent to undo)."""
     for interface in link_interfaces(model, a, b):
         unblackhole(interface)
-        _sh('ip', 'link', 'set', interface, 'up')
+        interface.run('ip', 'link', 'set', interface.name, 'up')
 
 
 def fail_switch(model, switch, silent=False):

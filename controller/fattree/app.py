@@ -41,9 +41,9 @@ class FatTreeApp(SchemeMixin, FabricApp):
         self.recompute = Coalescer(hub.spawn_after, self.apply_failures,
                                    self.params.get('batch_ms', 50) / 1000.0)
         self.failed = frozenset()
-        self.compiled = self.compile_all(self.failed)
+        self.compiled = self.compile_all(tables_with_failures(self.topo, self.failed))
         self.arp_rules = {s.name: arp_responder_rules(self.topo, s.name) for s in self.topo.switches}
-        self.link_listeners = []  # callables(failed_links) told of every change
+        self.link_listeners = []  # callables(failed_links, tables) told of every change
         self.link_listeners.append(self.scheme_links_changed)
         self.state_view.register('links', self.link_state)
         self.state_view.register('ready', self.ready_state)
@@ -51,9 +51,8 @@ class FatTreeApp(SchemeMixin, FabricApp):
     def build_topology(self, params):
         return FatTree(params.get('k', 4))
 
-    def compile_all(self, failed):
-        return {name: compile_table(table)
-                for name, table in tables_with_failures(self.topo, failed).items()}
+    def compile_all(self, tables):
+        return {name: compile_table(table) for name, table in tables.items()}
 
     def rules_for(self, switch):
         return self.compiled[switch][0] + self.arp_rules[switch] + self.scheme.rules(switch)
@@ -79,15 +78,16 @@ class FatTreeApp(SchemeMixin, FabricApp):
         failed = self.ports.failed_links(time.time())
         if failed == self.failed:
             return
-        old, new = self.compiled, self.compile_all(failed)
-        self.failed, self.compiled = failed, new
-        changed = [name for name in new if new[name] != old[name]]
+        tables = tables_with_failures(self.topo, failed)
+        self.failed, self.compiled = failed, self.compile_all(tables)
+        for listener in self.link_listeners:  # the scheme's state follows the tables
+            listener(failed, tables)
+        changed = [name for name in self.datapaths
+                   if (self.rules_for(name), self.groups_for(name)) != self.installed.get(name)]
         self.logger.info('failed links now %s; updating %s',
                          sorted('-'.join(sorted(l)) for l in failed) or 'none', ' '.join(changed) or 'nothing')
         for name in changed:
             self.push_switch(name)
-        for listener in self.link_listeners:
-            listener(failed)
 
     @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
     def _port_status(self, ev):

@@ -83,18 +83,23 @@ def suffix_table_ids(table):
     return {name: index for index, name in enumerate(table.suffix_tables, start=1)}
 
 
+def prefix_match(prefix):
+    """The match of a first-level prefix: IPv4 with a left-handed mask."""
+    if not prefix.length:
+        return (('eth_type', ETH_TYPE_IP),)
+    return (('eth_type', ETH_TYPE_IP), ('ipv4_dst', _masked(prefix.network, left_mask(prefix.length))))
+
+
 def prefix_rules(table):
     ids = suffix_table_ids(table)
     rules = []
     for p in table.prefixes:
-        match = [('eth_type', ETH_TYPE_IP)]
-        if p.length:
-            match.append(('ipv4_dst', _masked(p.network, left_mask(p.length))))
+        match = prefix_match(p)
         priority = PRIORITY_ROUTE_BASE + p.length
         if p.terminating:
-            rules.append(FlowRule(TABLE_PREFIX, priority, tuple(match), (DEC_TTL, output(ofport(p.port)))))
+            rules.append(FlowRule(TABLE_PREFIX, priority, match, (DEC_TTL, output(ofport(p.port)))))
         else:
-            rules.append(FlowRule(TABLE_PREFIX, priority, tuple(match),
+            rules.append(FlowRule(TABLE_PREFIX, priority, match,
                                   write_metadata=(ids[p.suffix_table], METADATA_MASK),
                                   goto_table=TABLE_SUFFIX))
     return rules

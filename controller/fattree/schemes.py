@@ -10,10 +10,10 @@ controller.fattree.scheduler; the entries in controller.fattree.scheme_rules.
 from dataclasses import dataclass
 
 from controller.fattree.classifier import FlowClassifier, RateMeter
-from controller.fattree.failover import avoidance
+from controller.fattree.failover import avoidance, tables_with_failures
 from controller.fattree.scheduler import FlowScheduler, reported_flows
 from controller.fattree.scheme_rules import (
-    bypass_rule, ecmp_group, ecmp_rule, flow_rule, new_flow_rules)
+    bypass_rule, ecmp_rules_and_groups, flow_rule, new_flow_rules)
 from controller.openflow.rules import FlowRule
 
 POD_ROLES = ('edge', 'aggregation')
@@ -62,8 +62,9 @@ class TwoLevelScheme:
         """One rebalancing/scheduling round, before the next poll."""
         return []
 
-    def links_changed(self, failed):
-        """The set of failed links (frozensets of two switch names) changed."""
+    def links_changed(self, failed, tables):
+        """The set of failed links (frozensets of two switch names) changed;
+        ``tables`` are every switch's two-level tables under it."""
         return []
 
     def state(self):
@@ -71,13 +72,28 @@ class TwoLevelScheme:
 
 
 class EcmpScheme(TwoLevelScheme):
+    """Select groups per first-level prefix over the up-ports still usable
+    for it, recomputed from the routing tables on every failure change
+    (scheme_rules); the app pushes the difference."""
     name = 'ecmp'
 
+    def __init__(self, topo, conf, log, clock):
+        super().__init__(topo, conf, log, clock)
+        self.compiled = self._compile(tables_with_failures(topo, frozenset()))
+
+    def _compile(self, tables):
+        return {name: ecmp_rules_and_groups(self.topo, table)
+                for name, table in tables.items() if self.is_pod_switch(name)}
+
     def rules(self, switch):
-        return [bypass_rule(self.topo, switch), ecmp_rule()] if self.is_pod_switch(switch) else []
+        return self.compiled[switch][0] if self.is_pod_switch(switch) else []
 
     def groups(self, switch):
-        return [ecmp_group(self.topo, switch)] if self.is_pod_switch(switch) else []
+        return self.compiled[switch][1] if self.is_pod_switch(switch) else []
+
+    def links_changed(self, failed, tables):
+        self.compiled = self._compile(tables)
+        return []
 
 
 class ClassifierScheme(TwoLevelScheme):
@@ -117,7 +133,7 @@ class ClassifierScheme(TwoLevelScheme):
     def tick(self):
         return self._entries(self.classifier.rebalance())
 
-    def links_changed(self, failed):
+    def links_changed(self, failed, tables):
         return self._entries(self.classifier.set_failures(avoidance(self.topo, failed)))
 
     def state(self):
@@ -184,7 +200,7 @@ class SchedulerScheme(TwoLevelScheme):
             self.log.info('scheduler: %s released', placement.flow)
         return []
 
-    def links_changed(self, failed):
+    def links_changed(self, failed, tables):
         changes = []
         for link in self.failed - failed:
             self.scheduler.link_up(*sorted(link))

@@ -78,8 +78,8 @@ class SchemeMixin:
                 datapath.send_msg(ofp.flow_add(datapath, change.rule,
                                                idle_timeout=self.scheme_conf['flow_idle']))
 
-    def scheme_links_changed(self, failed):
-        self.apply_entry_changes(self.scheme.links_changed(failed))
+    def scheme_links_changed(self, failed, tables):
+        self.apply_entry_changes(self.scheme.links_changed(failed, tables))
 
     def _poll_loop(self):
         while True:

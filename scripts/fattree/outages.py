@@ -15,6 +15,7 @@ import os
 import sys
 import time
 
+from controller.fattree.failover import expand_failures, repair_point
 from scripts import faults, probe, traffic
 from scripts.argtypes import fattree_k
 from scripts.fabric import Fabric, progress
@@ -41,6 +42,18 @@ CONTROL = ('h1_0_2', 'h1_1_2')
 
 def probe_cmd(*args):
     return [sys.executable, '-m', 'scripts.probe'] + [str(a) for a in args]
+
+
+def repaired_by(topo, element, src, dst, silent):
+    """Where the src->dst stream is repaired, from the model (failover.repair_point)."""
+    if element[0] == 'link':
+        failed = expand_failures(topo, [element[1:]])
+    else:
+        failed = expand_failures(topo, failed_switches=[element[1]])
+    switch, local = repair_point(topo, failed, src, dst)
+    if not local:
+        return 'controller'
+    return '%s (local%s)' % (switch, ', after BFD' if silent else '')
 
 
 def run_scenario(fabric, topo, element, a, b, silent):
@@ -123,8 +136,10 @@ def main(argv=None):
                 results = run_scenario(fabric, topo, element, a, b, silent)
                 control = results.pop('%s->%s' % CONTROL)
                 for direction, result in results.items():
+                    src, dst = direction.split('->')
                     rows.append({'class': name, 'element': '-'.join(element[1:]), 'mode': mode,
                                  'direction': direction,
+                                 'repaired_by': repaired_by(topo, element, src, dst, silent),
                                  'lost': result['failure']['lost'],
                                  'restored_ms': result['failure']['restored_ms'],
                                  'lost_on_recovery': result['recovery']['lost'],
@@ -139,12 +154,12 @@ def main(argv=None):
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    line = '%-18s %-10s %-7s %-16s %6s %12s %9s %13s %12s'
-    print(line % ('class', 'element', 'mode', 'direction', 'lost', 'restored ms', 'lost@rec',
-                  'control lost', 'control ms'))
+    line = '%-18s %-10s %-7s %-16s %-24s %6s %12s %9s %13s %12s'
+    print(line % ('class', 'element', 'mode', 'direction', 'repaired by', 'lost', 'restored ms',
+                  'lost@rec', 'control lost', 'control ms'))
     for r in rows:
-        print(line % (r['class'], r['element'], r['mode'], r['direction'], r['lost'], r['restored_ms'],
-                      r['lost_on_recovery'], r['control_lost'], r['control_restored_ms']))
+        print(line % (r['class'], r['element'], r['mode'], r['direction'], r['repaired_by'], r['lost'],
+                      r['restored_ms'], r['lost_on_recovery'], r['control_lost'], r['control_restored_ms']))
     print('control: %s->%s, a path no failure touches, probed at the same time: what the emulator '
           'itself lost while the failure was handled' % CONTROL)
     if reach:

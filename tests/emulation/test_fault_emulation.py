@@ -1,7 +1,6 @@
 """Failures in a running k=4 fat-tree with BFD: each class, hard and silent,
 keeps every pair reachable while it lasts, and recovery restores every
 switch's original flow table and groups. One fabric for the module."""
-import subprocess
 import time
 
 import pytest
@@ -9,6 +8,7 @@ import pytest
 from scripts import faults, traffic
 from scripts.fabric import Fabric
 from tests.conftest import free_port
+from tests.emulation.fabric_state import state, wait_for
 from topologies.fattree import FatTree
 from topologies.renamed import renamed
 
@@ -32,18 +32,6 @@ def k4(require_ovs):
         yield topo, fabric
 
 
-def state(topo):
-    dump = {}
-    for switch in topo.switches:
-        flows = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', switch.name],
-                               capture_output=True, text=True, check=True).stdout
-        groups = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', 'dump-groups', switch.name],
-                                capture_output=True, text=True, check=True).stdout
-        dump[switch.name] = (sorted(l.strip() for l in flows.splitlines() if 'priority' in l),
-                             sorted(l.strip() for l in groups.splitlines() if 'group_id' in l))
-    return dump
-
-
 def wait_settled(topo, before, timeout=30):
     """Wait until the controller has pushed its changes: the tables differ
     from ``before`` and stay the same for a second."""
@@ -56,13 +44,6 @@ def wait_settled(topo, before, timeout=30):
             return
         assert time.time() < deadline, 'routing did not settle after the failure'
         last = now
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while not predicate():
-        assert time.time() < deadline, what
-        time.sleep(0.2)
 
 
 @pytest.mark.parametrize('silent', [False, True], ids=['hard', 'silent'])

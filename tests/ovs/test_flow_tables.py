@@ -10,8 +10,8 @@ from controller.fattree.pipeline import compile_table
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheduler import FlowScheduler
 from controller.fattree.scheme_rules import (
-    COOKIE_FLOW, ECMP_GROUP_ID, PRIORITY_FLOW, bypass_rule, ecmp_group, ecmp_rule,
-    flow_of_match, flow_rule, new_flow_rules)
+    COOKIE_FLOW, PRIORITY_FLOW, bypass_rule, ecmp_rules_and_groups, flow_of_match, flow_rule,
+    new_flow_rules)
 from controller.openflow.rules import TABLE_PREFIX, to_ofctl
 from controller.fattree.scheme_params import DEFAULTS, SchemeParameterError, scheme_config
 from controller.fattree.twolevel import all_tables
@@ -38,16 +38,13 @@ def test_per_flow_rule_and_its_match_round_trip():
     assert ('udp_dst', 53) in measured.match
 
 
-def test_bypass_new_flow_and_ecmp_rules():
+def test_bypass_and_new_flow_rules():
     assert to_ofctl(bypass_rule(TOPO, 'e2_1')).endswith('nw_dst=10.2.1.0/255.255.255.0,actions=goto_table:1')
     assert to_ofctl(bypass_rule(TOPO, 'a2_3')).endswith('nw_dst=10.2.0.0/255.255.0.0,actions=goto_table:1')
     assert [to_ofctl(r).split(',', 3)[3] for r in new_flow_rules(to_table=True)] == [
         'dl_type=0x800,nw_proto=0x6,actions=CONTROLLER:65535,goto_table:1',
         'dl_type=0x800,nw_proto=0x11,actions=CONTROLLER:65535,goto_table:1']
     assert all(r.goto_table is None for r in new_flow_rules(to_table=False))
-    assert ecmp_group(TOPO, 'e1_0').buckets == ((3, (('output', 3),)), (4, (('output', 4),)))
-    assert [port for port, _ in ecmp_group(TOPO, 'a1_2').buckets] == [3, 4, 4, 3]
-    assert ecmp_rule().actions == (('dec_ttl',), ('group', ECMP_GROUP_ID))
 
 
 def test_scheme_parameters():
@@ -120,8 +117,9 @@ def test_ecmp_spreads_flows_over_upward_ports(bridges):
     """OVS selects a bucket by a datapath hash of the 5-tuple and
     recirculates: trace the first pass, then the second with each hash.
     Every hop sees the same hash; all four cores are used all the same."""
-    install(bridges, lambda name: [bypass_rule(TOPO, name), ecmp_rule()] if name[0] in 'ea' else [],
-            lambda name: [ecmp_group(TOPO, name)] if name[0] in 'ea' else [])
+    ecmp = {name: ecmp_rules_and_groups(TOPO, table) for name, table in all_tables(TOPO).items()
+            if name[0] in 'ea'}
+    install(bridges, lambda name: ecmp.get(name, ([], []))[0], lambda name: ecmp.get(name, ([], []))[1])
     headers = 'tcp,nw_src=10.0.0.2,nw_dst=10.3.1.3,tp_src=40000,tp_dst=5201,nw_ttl=%d'
     switch, port = TOPO.host_attachment('h0_0_2')
     first = subprocess.run(

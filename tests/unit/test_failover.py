@@ -1,14 +1,16 @@
 """Failure broadcast (section 3.8) over the model: who changes what for each
-failure class, exact reversal, and all-pairs delivery under every single
-link and switch failure."""
+failure class, exact reversal, all-pairs delivery under every single link
+and switch failure, and the per-destination detours that route every
+connected pair under every double link failure."""
 import itertools
 
 import pytest
 
-from controller.fattree.failover import (ALL, avoidance, expand_failures, link_key, tables_with_failures,
-                                 usable_port)
+from controller.fattree.failover import (ALL, avoidance, broadcast_tables, detours, expand_failures,
+                                         link_key, repair_point, tables_with_failures, usable_port)
 from controller.fattree.pipeline import compile_table
 from controller.fattree.twolevel import all_tables
+from scripts.fattree.failure_check import link_sets, switch_sets, unrouted_pairs
 from topologies.walk import RoutingError, walk
 from topologies.fattree import FatTree
 
@@ -24,9 +26,9 @@ def changed_switches(topo, failed):
     return {n for n in base if base[n] != now[n]}
 
 
-def reach_all(topo, failed, dead_switches=()):
-    """Walk every host pair over the tables computed for ``failed``; a hop
-    over a failed link is a loss. Hosts under a dead switch are skipped."""
+def reach_all(topo, failed):
+    """Walk every host pair over the tables computed for ``failed`` (each
+    suffix's own port); a hop over a failed link is a loss."""
     tables = tables_with_failures(topo, failed)
 
     def forward(switch, _in_port, dst_ip):
@@ -35,7 +37,7 @@ def reach_all(topo, failed, dead_switches=()):
         if peer and link_key(switch, peer[0]) in failed:
             return None
         return port
-    hosts = [h.name for h in topo.hosts if topo.host_attachment(h.name)[0] not in dead_switches]
+    hosts = [h.name for h in topo.hosts]
     for src, dst in itertools.permutations(hosts, 2):
         walk(topo, forward, src, dst)
 
@@ -108,14 +110,21 @@ def test_recovery_restores_every_table_exactly(topo):
 
 
 def test_every_pair_reaches_under_every_single_link_failure(topo):
-    for link in topo.switch_links():
-        reach_all(topo, frozenset({link_key(link.node_a, link.node_b)}))
+    """Over every choice the tables leave (fast failover, ECMP hashing)."""
+    pairs = len(topo.hosts) * (len(topo.hosts) - 1)
+    for links, _ in link_sets(topo, 1):
+        failed = expand_failures(topo, links)
+        assert unrouted_pairs(topo, tables_with_failures(topo, failed), failed) == (pairs, []), links
 
 
 def test_every_pair_reaches_under_every_switch_failure(topo):
-    for switch in topo.switches:
-        failed = expand_failures(topo, failed_switches=[switch.name])
-        reach_all(topo, failed, dead_switches={switch.name})
+    for _, switches in switch_sets(topo, 1):
+        failed = expand_failures(topo, failed_switches=switches)
+        connected, unrouted = unrouted_pairs(topo, tables_with_failures(topo, failed), failed, switches)
+        assert unrouted == [], switches
+        # only the hosts of a failed lower switch are cut off
+        cut_off = topo.half if topo.node(switches[0]).role == 'edge' else 0
+        assert connected == (len(topo.hosts) - cut_off) * (len(topo.hosts) - cut_off - 1)
 
 
 def test_without_the_broadcast_remote_pods_would_lose_the_subnet(topo):
@@ -132,11 +141,11 @@ def test_without_the_broadcast_remote_pods_would_lose_the_subnet(topo):
 
 
 def test_usable_port_skips_avoided_cyclically():
-    assert usable_port(2, set(), 2) == 2
-    assert usable_port(2, {2}, 2) == 3
-    assert usable_port(3, {3}, 3) == 4
-    assert usable_port(5, {5}, 3) == 3
-    assert usable_port(2, {2, 3}, 2) is None
+    assert usable_port(2, set(), [2, 3]) == 2
+    assert usable_port(2, {2}, [2, 3]) == 3
+    assert usable_port(3, {3}, [3, 4, 5]) == 4
+    assert usable_port(5, {5}, [3, 4, 5]) == 3
+    assert usable_port(2, {2, 3}, [2, 3]) is None
 
 
 def test_local_fast_failover_groups_follow_the_usable_ports():
@@ -148,3 +157,52 @@ def test_local_fast_failover_groups_follow_the_usable_ports():
     rules, groups = compile_table(tables_with_failures(topo, failed)['e0_0'])
     assert [tuple(b[0] for b in g.buckets) for g in groups] == []  # one port left: plain output
     assert {a for r in rules if r.table == 2 and r.priority for a in r.actions} >= {('output', 4)}
+
+
+def test_double_failure_the_broadcast_cannot_express_gets_detours_through_another_pod():
+    # e0_0 keeps only a0_3, e0_1 only a0_2: the only paths between them go
+    # up, down into another pod's lower switch, and up again
+    topo = FatTree(4)
+    failed = expand_failures(topo, [('e0_0', 'a0_2'), ('e0_1', 'a0_3')])
+    paper = broadcast_tables(topo, failed)
+    under_e0_0, under_e0_1 = {'h0_0_2', 'h0_0_3'}, {'h0_1_2', 'h0_1_3'}
+    assert set(unrouted_pairs(topo, paper, failed)[1]) == (
+        {(s, d) for s in under_e0_0 for d in under_e0_1} | {(s, d) for s in under_e0_1 for d in under_e0_0})
+    assert detours(topo, failed, paper) == {
+        'e0_0': {('10.0.1.0', 24): 3}, 'a0_3': {('10.0.1.0', 24): 2}, 'c2_1': {('10.0.1.0', 24): 1},
+        'a1_3': {('10.0.1.0', 24): 0},
+        'e0_1': {('10.0.0.0', 24): 2}, 'a0_2': {('10.0.0.0', 24): 2}, 'c1_1': {('10.0.0.0', 24): 1},
+        'a1_2': {('10.0.0.0', 24): 0}}
+    tables = tables_with_failures(topo, failed)
+    assert unrouted_pairs(topo, tables, failed) == (240, [])
+    hops = walk(topo, lambda sw, _, ip: tables[sw].lookup(ip), 'h0_0_2', 'h0_1_3')
+    assert [sw for sw, _ in hops] == ['e0_0', 'a0_3', 'c2_1', 'a1_3', 'e1_0', 'a1_2', 'c1_2', 'a0_2', 'e0_1']
+    # the detour replaced a0_3's own /24 towards the dead link
+    assert [str(p) for p in tables['a0_3'].prefixes if p.network == '10.0.1.0'] == ['10.0.1.0/24']
+    # the classifier is told to keep such flows on the detour's port
+    assert avoidance(topo, failed)['e0_0'][('10.0.1.0', 24)] == {topo.port_to('e0_0', 'a0_2')}
+
+
+def test_every_connected_pair_is_routed_under_every_double_link_failure():
+    """Over every choice the tables leave (fast failover, ECMP hashing);
+    k=6 and sampled k=8 sets: scripts/fattree/failure_check.py."""
+    topo = FatTree(4)
+    connected = 0
+    for links, _ in link_sets(topo, 2):
+        failed = expand_failures(topo, links)
+        pairs, unrouted = unrouted_pairs(topo, tables_with_failures(topo, failed), failed)
+        assert unrouted == [], links
+        connected += pairs
+    assert connected == 118592  # of 496 x 240: the rest have no physical path
+
+
+@pytest.mark.parametrize('links, switches, src, dst, where', [
+    ([('e0_0', 'a0_2')], [], 'h0_0_2', 'h2_0_2', ('e0_0', True)),
+    ([('e0_0', 'a0_2')], [], 'h2_0_2', 'h0_0_2', ('a0_2', False)),  # its only way down
+    ([], ['a0_2'], 'h2_0_2', 'h0_0_2', ('c1_1', False)),
+    ([], ['c1_1'], 'h2_0_2', 'h0_0_2', ('a2_2', True))])
+def test_repair_point_is_the_first_switch_before_the_failure(links, switches, src, dst, where):
+    topo = FatTree(4)
+    assert repair_point(topo, expand_failures(topo, links, switches), src, dst) == where
+    with pytest.raises(ValueError, match='does not cross'):
+        repair_point(topo, expand_failures(topo, links, switches), 'h1_0_2', 'h1_1_2')

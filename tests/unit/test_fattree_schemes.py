@@ -3,9 +3,9 @@ what each puts in table 0 and the per-flow entries it decides, exactly."""
 import logging
 
 from controller.fattree.classifier import FlowKey
-from controller.fattree.failover import link_key
+from controller.fattree.failover import link_key, tables_with_failures
 from controller.fattree.scheme_params import scheme_config
-from controller.fattree.scheme_rules import bypass_rule, ecmp_rule, flow_rule
+from controller.fattree.scheme_rules import ecmp_rules_and_groups, flow_rule
 from controller.fattree.schemes import SCHEMES, EntryChange
 from topologies.fattree import FatTree
 
@@ -15,6 +15,12 @@ LOG = logging.getLogger('test_fattree_schemes')
 FLOW = FlowKey('10.0.0.2', '10.1.0.2', 6, 5001)
 
 
+def failure(*links):
+    """(failed links, tables under them): what the app tells a scheme."""
+    failed = frozenset(links)
+    return failed, tables_with_failures(TOPO, failed)
+
+
 def scheme(name, now=0.0, **params):
     return SCHEMES[name](TOPO, scheme_config(dict(params, scheme=name)), LOG, lambda: now)
 
@@ -22,7 +28,13 @@ def scheme(name, now=0.0, **params):
 def test_table_zero_of_each_scheme():
     assert scheme('twolevel').rules('e0_0') == [] and scheme('twolevel').groups('a0_2') == []
     ecmp = scheme('ecmp')
-    assert ecmp.rules('e0_0') == [bypass_rule(TOPO, 'e0_0'), ecmp_rule()]
+    tables = tables_with_failures(TOPO, frozenset())
+    assert (ecmp.rules('e0_0'), ecmp.groups('e0_0')) == ecmp_rules_and_groups(TOPO, tables['e0_0'])
+    # a failure recomputes the select groups from the new tables
+    failed, failed_tables = failure(link_key('a0_2', 'c1_1'))
+    assert ecmp.links_changed(failed, failed_tables) == []
+    assert ecmp.groups('a0_2') == ecmp_rules_and_groups(TOPO, failed_tables['a0_2'])[1] != \
+        ecmp_rules_and_groups(TOPO, tables['a0_2'])[1]
     assert ecmp.rules('c1_1') == [] and ecmp.groups('c1_1') == []
     assert [len(scheme(n).rules('a0_2')) for n in ('classifier', 'scheduler')] == [3, 0]
     assert [len(scheme(n).rules('e0_0')) for n in ('classifier', 'scheduler')] == [3, 3]
@@ -39,7 +51,7 @@ def test_classifier_puts_a_new_flow_on_the_least_loaded_port_and_resends_its_pac
 def test_classifier_moves_flows_off_a_failed_up_link():
     classifier = scheme('classifier')
     classifier.new_flow('e0_0', FLOW)
-    assert classifier.links_changed(frozenset({link_key('e0_0', 'a0_2')})) == [
+    assert classifier.links_changed(*failure(link_key('e0_0', 'a0_2'))) == [
         EntryChange('e0_0', flow_rule(FLOW, 3))]
 
 
@@ -51,7 +63,7 @@ def test_scheduler_places_a_large_flow_and_moves_it_off_a_failed_link():
         EntryChange('e0_0', flow_rule(FLOW, 2)), EntryChange('a0_2', flow_rule(FLOW, 2))]  # via c1_1
     assert scheduler.counters('e0_0', {FLOW: (2 * rate_bps / 8, 2.0)}, 2.0) == []  # placed already
     # e0_0 - a0_2 fails: via c2_1 now, and a0_2's entry goes
-    assert scheduler.links_changed(frozenset({link_key('e0_0', 'a0_2')})) == [
+    assert scheduler.links_changed(*failure(link_key('e0_0', 'a0_2'))) == [
         EntryChange('e0_0', flow_rule(FLOW, 3)), EntryChange('a0_3', flow_rule(FLOW, 2)),
         EntryChange('a0_2', flow_rule(FLOW, 2), remove=True)]
     assert scheduler.state()['placements'][0]['via'] == 'c2_1'
