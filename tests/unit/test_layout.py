@@ -71,7 +71,8 @@ RECOMPUTED = [re.compile(p) for p in (
     r'\b(edge|aggregation|core)_name\(',
     r"'[eac]%d_%d'",
 )]
-# Being rewritten for the failure handling work; they still recompute up-ports.
+
+
 def test_no_fattree_cabling_is_recomputed_in_controller():
     hits = []
     for path in sorted((ROOT / 'controller').rglob('*.py')):
