@@ -89,14 +89,16 @@ class RateMeter:
 @dataclass(frozen=True)
 class Move:
     """A flow reassigned from one upward port of ``switch`` to another
-    (``new_port`` None: to the two-level tables, no upward port allowed)."""
+    (``new_port`` None: to the two-level tables, no upward port allowed;
+    ``old_port`` None: a moved flow's entry placed ahead of it on the next
+    switch of its new path)."""
     switch: str
     flow: FlowKey
     old_port: int
     new_port: int
 
 
-def accept_any():
+def accept_any(move):
     return True
 
 
@@ -132,14 +134,8 @@ class PortBalancer:
             loads[port] += self.rate.get(flow, 0.0)
         return loads
 
-    def assign(self, flow, home):
-        """The flow's port: its existing one; else ``home``, its two-level
-        port, when allowed and at most ``tolerance`` busier than the least
-        loaded allowed port; else that least-loaded port (ties: fewest
-        flows, then lowest port). None (not tracked) when failures leave the
-        flow no allowed port."""
-        if flow in self.port_of:
-            return self.port_of[flow]
+    def choose(self, flow, home):
+        """The port a new flow would get (see ``assign``), nothing recorded."""
         if home not in self.ports:
             raise ValueError('%s: two-level port %r of %s is not an upward port %s'
                              % (self.switch, home, flow, self.ports))
@@ -148,16 +144,26 @@ class PortBalancer:
             return None
         loads = self.loads()
         if home in allowed and loads[home] - min(loads[p] for p in allowed) <= self.tolerance:
-            port = home
-        else:
-            counts = dict.fromkeys(self.ports, 0)
-            for placed in self.port_of.values():
-                counts[placed] += 1
-            port = min(allowed, key=lambda p: (loads[p], counts[p], p))
-        self.port_of[flow] = port
-        self.home[flow] = home
-        self.rate[flow] = 0.0
-        self.unmeasured.add(flow)
+            return home
+        counts = dict.fromkeys(self.ports, 0)
+        for placed in self.port_of.values():
+            counts[placed] += 1
+        return min(allowed, key=lambda p: (loads[p], counts[p], p))
+
+    def assign(self, flow, home):
+        """The flow's port: its existing one; else ``home``, its two-level
+        port, when allowed and at most ``tolerance`` busier than the least
+        loaded allowed port; else that least-loaded port (ties: fewest
+        flows, then lowest port). None (not tracked) when failures leave the
+        flow no allowed port."""
+        if flow in self.port_of:
+            return self.port_of[flow]
+        port = self.choose(flow, home)
+        if port is not None:
+            self.port_of[flow] = port
+            self.home[flow] = home
+            self.rate[flow] = 0.0
+            self.unmeasured.add(flow)
         return port
 
     def _forget(self, flow):
@@ -203,8 +209,8 @@ class PortBalancer:
         Moving a flow of rate r < D strictly lowers the max-min spread, so the
         loop never undoes itself. Flows at or below the tolerance are never
         moved, and the loop stops when D <= tolerance or no flow fits.
-        ``accept()``, asked with the flow already moved, may refuse a move:
-        the next largest flow is tried instead."""
+        ``accept(move)``, asked with the flow already moved, may refuse the
+        move: the next largest flow is tried instead."""
         moves = []
         live = self.live_ports()
         for _ in range(max_moves if len(live) > 1 else 0):
@@ -220,8 +226,9 @@ class PortBalancer:
                                 key=lambda f: (self.rate[f], f), reverse=True)
             for flow in candidates:
                 self.port_of[flow] = pmin
-                if accept():
-                    moves.append(Move(self.switch, flow, pmax, pmin))
+                move = Move(self.switch, flow, pmax, pmin)
+                if accept(move):
+                    moves.append(move)
                     break
                 self.port_of[flow] = pmax
             else:
@@ -287,16 +294,20 @@ class FlowClassifier:
                        if f in b.unmeasured or b.rate[f] > b.tolerance})
 
     def path(self, flow, two_level=False):
-        """The directed links ``flow`` crosses: its per-flow entries, else
-        the two-level tables; with ``two_level``, its two-level port at every
-        switch that failures do not forbid it."""
+        """The directed links ``flow`` crosses: its per-flow entries; at an
+        upward hop with none yet, the port its first packet would get there;
+        elsewhere the two-level tables. With ``two_level``, its two-level port
+        at every upward hop that failures do not forbid it."""
         def forward(switch, _, ip):
-            port = self.tables[switch].lookup(ip)
+            home = self.tables[switch].lookup(ip)
             balancer = self.switches.get(switch)
-            if balancer is None or flow not in balancer.port_of or port not in balancer.ports:
-                return port
-            if two_level and port in balancer.allowed(flow):
-                return port
+            if balancer is None or home not in balancer.ports:
+                return home
+            if flow not in balancer.port_of:
+                port = home if two_level else balancer.choose(flow, home)
+                return home if port is None else port
+            if two_level and home in balancer.allowed(flow):
+                return home
             return balancer.port_of[flow]
         src, dst = self.hosts(flow)
         return path_links(self.topo, src, walk(self.topo, forward, src, dst))
@@ -305,10 +316,25 @@ class FlowClassifier:
         """max_min_share of ``flows`` on their paths (see ``path``)."""
         return max_min_share([self.path(f, two_level) for f in flows])
 
+    def _ahead(self, move):
+        """Place a moved flow on the pod switch its new port leads to, if
+        that switch has no entry for it, as its first packet there would be
+        placed: the entry is then in place before the flow arrives, and the
+        model the move was judged by is what the fabric does. The Moves to
+        install, this one before ``move``."""
+        following = self.topo.peer(move.switch, move.new_port)[0]
+        balancer = self.switches.get(following)
+        home = self.tables[following].lookup(move.flow.dst) if balancer else None
+        if balancer is None or home not in balancer.ports or move.flow in balancer.port_of:
+            return [move]
+        port = balancer.assign(move.flow, home)
+        return [move] if port is None else [Move(following, move.flow, None, port), move]
+
     def rebalance(self):
         """Moves for every pod switch: first back to two-level ports until
         the model is at or above two-level routing's, then the heuristic's
-        moves that do not lower it, in switch-name order."""
+        moves that do not lower it, in switch-name order; each move preceded
+        by its entry ahead (``_ahead``), if any."""
         flows = self.modelled_flows()
         floor = self.share(flows, two_level=True) - self.EPSILON
         current = self.share(flows)
@@ -320,18 +346,19 @@ class FlowClassifier:
                 break
             move = balancer.send_home(flow)
             if move is not None:
-                moves.append(move)
+                moves += self._ahead(move)
                 current = self.share(flows)
 
-        def not_lower():
+        def not_lower(move):
             nonlocal current
             moved = self.share(flows)
             if moved < current - self.EPSILON:
                 return False
             current = moved
+            moves.extend(self._ahead(move))
             return True
         for name in sorted(self.switches):
-            moves += self.switches[name].rebalance(self.max_moves, not_lower)
+            self.switches[name].rebalance(self.max_moves, not_lower)
         return moves
 
     def state(self):
