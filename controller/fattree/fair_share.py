@@ -2,6 +2,7 @@
 TCP with unbounded demand), on given paths: the model the flow classifier's
 "never below two-level routing" guard and the bisection experiment's model
 columns both use."""
+import heapq
 
 
 def path_links(topo, src, hops):
@@ -18,16 +19,25 @@ def max_min_rates(paths):
         for link in path:
             users.setdefault(link, set()).add(i)
     capacity = dict.fromkeys(users, 1.0)
+    version = dict.fromkeys(users, 0)  # a heap entry is stale once its link changed
+    heap = [(1.0 / len(flows), 0, link) for link, flows in users.items()]
+    heapq.heapify(heap)
     rates = [0.0] * len(paths)
-    while any(users.values()):  # water-filling: saturate the most shared link, freeze its flows
-        bottleneck = min((link for link in users if users[link]),
-                         key=lambda link: capacity[link] / len(users[link]))
-        rate = capacity[bottleneck] / len(users[bottleneck])
+    while heap:  # water-filling: saturate the most shared link, freeze its flows
+        rate, seen, bottleneck = heapq.heappop(heap)
+        if seen != version[bottleneck] or not users[bottleneck]:
+            continue
+        changed = set()
         for i in sorted(users[bottleneck]):
             rates[i] = rate
             for link in paths[i]:
                 capacity[link] -= rate
                 users[link].discard(i)
+                version[link] += 1
+                changed.add(link)
+        for link in changed:
+            if users[link]:
+                heapq.heappush(heap, (capacity[link] / len(users[link]), version[link], link))
     return rates
 
 
