@@ -5,10 +5,22 @@ A flow is the paper's subset of header fields: source IP, destination IP and
 destination transport port (plus the IP protocol, without which OpenFlow
 cannot match a transport port). Each pod switch keeps every known flow on one
 upward port (so a flow's packets are not reordered between rebalances), puts
-a new flow on the least-loaded upward port, and every t seconds moves the
-fewest flows needed to even out its upward ports: between the most and the
-least loaded port, difference D, move the largest flow smaller than D; repeat
-a bounded number of times.
+a new flow on its two-level port unless that port carries more than the
+tolerance above the least-loaded upward port (then on that one), and every t
+seconds moves the fewest flows needed to even out its upward ports: between
+the most and the least loaded port, difference D, move the largest flow
+smaller than D; repeat a bounded number of times.
+
+Never below two-level routing (issue 17.2). The classifier refines the
+two-level tables, so it must not do worse than them. Its controller sees the
+whole fabric, so every rebalancing round models it: the flows above the
+tolerance (or not yet measured), on the paths their per-flow entries and the
+two-level tables give them, shared max-min fairly (controller.fattree.
+fair_share). A round first moves flows back to their two-level ports, in flow
+order, until the model is at least what the same flows get on their two-level
+paths (flows that ended or arrived since the last round can leave it below),
+then makes only the heuristic's moves that do not lower the model. So after
+every round the modelled placement is at or above two-level routing's.
 
 Rates are in bit/s; they come from the switches' per-flow byte counters
 through ``RateMeter``.
@@ -17,13 +29,17 @@ Failures (section 3.8): a per-flow entry names its output port and so
 overrides the two-level tables and their failure broadcast. Each switch
 therefore takes the broadcast's avoidance tags (controller.fattree.failover): a flow
 is only ever on an upward port that is not avoided for its destination; when
-the tags change, flows on a port that became avoided move to the least
-loaded allowed one, or to the two-level tables (``None``) when no port is
+the tags change, flows on a port that became avoided are placed again as new
+flows (their two-level port if allowed and not busier, else the least loaded
+allowed one), or to the two-level tables (``None``) when no port is
 allowed; rebalancing runs over the live ports only.
 """
 from dataclasses import dataclass
 
+from controller.fattree.fair_share import max_min_share, path_links
 from controller.fattree.failover import ALL, avoided_for
+from controller.fattree.twolevel import all_tables
+from topologies.walk import walk
 
 PROTOCOLS = {6: 'tcp', 17: 'udp'}
 
@@ -73,22 +89,32 @@ class RateMeter:
 @dataclass(frozen=True)
 class Move:
     """A flow reassigned from one upward port of ``switch`` to another
-    (``new_port`` None: to the two-level tables, no upward port allowed)."""
+    (``new_port`` None: to the two-level tables, no upward port allowed;
+    ``old_port`` None: a moved flow's entry placed ahead of it on the next
+    switch of its new path)."""
     switch: str
     flow: FlowKey
     old_port: int
     new_port: int
 
 
-class PortBalancer:
-    """One pod switch's flow -> upward port assignment and per-flow rates."""
+def accept_any(move):
+    return True
 
-    def __init__(self, switch, ports):
+
+class PortBalancer:
+    """One pod switch's flow -> upward port assignment and per-flow rates.
+    ``tolerance`` (bit/s): the load difference left alone, and the rate up to
+    which a flow (an ACK stream, noise) is never moved."""
+
+    def __init__(self, switch, ports, tolerance=0.0):
         if not ports:
             raise ValueError('%s has no upward ports to balance' % switch)
         self.switch = switch
         self.ports = tuple(sorted(ports))
+        self.tolerance = tolerance
         self.port_of = {}  # flow -> port
+        self.home = {}  # flow -> its two-level port
         self.rate = {}  # flow -> bit/s (0 until measured)
         self.unmeasured = set()  # assigned since the last measurement
         self.avoid = {}  # the failure broadcast's tags: {(network, length): ports}
@@ -108,38 +134,52 @@ class PortBalancer:
             loads[port] += self.rate.get(flow, 0.0)
         return loads
 
-    def assign(self, flow):
-        """The flow's port: its existing one, else the least-loaded allowed
-        port (ties: fewest flows, then lowest port) -- new flows have no
-        measured rate yet, so a burst of them is spread by count. None (not
-        tracked) when failures leave the flow no allowed port."""
-        if flow in self.port_of:
-            return self.port_of[flow]
+    def choose(self, flow, home):
+        """The port a new flow would get (see ``assign``), nothing recorded."""
+        if home not in self.ports:
+            raise ValueError('%s: two-level port %r of %s is not an upward port %s'
+                             % (self.switch, home, flow, self.ports))
         allowed = self.allowed(flow)
         if not allowed:
             return None
         loads = self.loads()
+        if home in allowed and loads[home] - min(loads[p] for p in allowed) <= self.tolerance:
+            return home
         counts = dict.fromkeys(self.ports, 0)
-        for port in self.port_of.values():
-            counts[port] += 1
-        port = min(allowed, key=lambda p: (loads[p], counts[p], p))
-        self.port_of[flow] = port
-        self.rate[flow] = 0.0
-        self.unmeasured.add(flow)
+        for placed in self.port_of.values():
+            counts[placed] += 1
+        return min(allowed, key=lambda p: (loads[p], counts[p], p))
+
+    def assign(self, flow, home):
+        """The flow's port: its existing one; else ``home``, its two-level
+        port, when allowed and at most ``tolerance`` busier than the least
+        loaded allowed port; else that least-loaded port (ties: fewest
+        flows, then lowest port). None (not tracked) when failures leave the
+        flow no allowed port."""
+        if flow in self.port_of:
+            return self.port_of[flow]
+        port = self.choose(flow, home)
+        if port is not None:
+            self.port_of[flow] = port
+            self.home[flow] = home
+            self.rate[flow] = 0.0
+            self.unmeasured.add(flow)
         return port
+
+    def _forget(self, flow):
+        del self.port_of[flow]
+        self.unmeasured.discard(flow)
+        return self.rate.pop(flow), self.home.pop(flow)
 
     def set_avoided(self, tags):
         """New avoidance tags; returns the Moves of the flows whose port
-        they forbid (in flow order, each to the then least-loaded allowed
-        port)."""
+        they forbid (in flow order, each placed again as by ``assign``)."""
         self.avoid = {prefix: frozenset(ports) for prefix, ports in tags.items()}
         moves = []
         for flow, port in sorted(self.port_of.items()):
             if port not in self.allowed(flow):
-                rate = self.rate.pop(flow)
-                del self.port_of[flow]
-                self.unmeasured.discard(flow)
-                new_port = self.assign(flow)
+                rate, home = self._forget(flow)
+                new_port = self.assign(flow, home)
                 if new_port is not None:
                     self.rate[flow] = rate
                 moves.append(Move(self.switch, flow, port, new_port))
@@ -150,16 +190,27 @@ class PortBalancer:
         flow absent from them has expired and is dropped -- unless it was
         assigned since the last measurement, which its entry may have missed."""
         self.port_of = {f: p for f, p in self.port_of.items() if f in rates or f in self.unmeasured}
+        self.home = {f: self.home[f] for f in self.port_of}
         self.rate = {f: float(rates.get(f, 0.0)) for f in self.port_of}
         self.unmeasured = set()
 
-    def rebalance(self, max_moves, tolerance=0.0):
+    def send_home(self, flow):
+        """Put the flow back on its two-level port; the Move, or None when
+        it is there already or failures forbid that port."""
+        port, home = self.port_of[flow], self.home[flow]
+        if port == home or home not in self.allowed(flow):
+            return None
+        self.port_of[flow] = home
+        return Move(self.switch, flow, port, home)
+
+    def rebalance(self, max_moves, accept=accept_any):
         """The paper's heuristic, at most ``max_moves`` times: D = load(pmax)
         - load(pmin); move the largest flow on pmax with rate < D to pmin.
         Moving a flow of rate r < D strictly lowers the max-min spread, so the
-        loop never undoes itself. Flows at or below ``tolerance`` (ACK
-        streams, measurement noise) are never moved -- reordering them buys
-        nothing -- and the loop stops when D <= tolerance or no flow fits."""
+        loop never undoes itself. Flows at or below the tolerance are never
+        moved, and the loop stops when D <= tolerance or no flow fits.
+        ``accept(move)``, asked with the flow already moved, may refuse the
+        move: the next largest flow is tried instead."""
         moves = []
         live = self.live_ports()
         for _ in range(max_moves if len(live) > 1 else 0):
@@ -167,35 +218,44 @@ class PortBalancer:
             pmax = max(live, key=lambda p: (loads[p], -p))
             pmin = min(live, key=lambda p: (loads[p], p))
             spread = loads[pmax] - loads[pmin]
-            if spread <= tolerance:
+            if spread <= self.tolerance:
                 break
-            candidates = [f for f, p in self.port_of.items()
-                          if p == pmax and tolerance < self.rate[f] < spread
-                          and pmin in self.allowed(f)]
-            if not candidates:
+            candidates = sorted((f for f, p in self.port_of.items()
+                                 if p == pmax and self.tolerance < self.rate[f] < spread
+                                 and pmin in self.allowed(f)),
+                                key=lambda f: (self.rate[f], f), reverse=True)
+            for flow in candidates:
+                self.port_of[flow] = pmin
+                move = Move(self.switch, flow, pmax, pmin)
+                if accept(move):
+                    moves.append(move)
+                    break
+                self.port_of[flow] = pmax
+            else:
                 break
-            flow = max(candidates, key=lambda f: (self.rate[f], f))
-            self.port_of[flow] = pmin
-            moves.append(Move(self.switch, flow, pmax, pmin))
         return moves
 
     def state(self):
         return {'ports': {str(p): load for p, load in self.loads().items()},
-                'flows': [{'flow': str(f), 'port': p, 'rate_bps': self.rate[f]}
+                'flows': [{'flow': str(f), 'port': p, 'two_level_port': self.home[f], 'rate_bps': self.rate[f]}
                           for f, p in sorted(self.port_of.items())]}
 
 
 class FlowClassifier:
-    """Every pod switch's PortBalancer over a fat-tree model, on the upward
-    ports the model cables (the paper's k/2..k-1)."""
+    """Every pod switch's PortBalancer over a fat-tree model, and the
+    fabric-wide model that keeps the placement at or above two-level
+    routing's (module docstring)."""
+
+    # float noise of two water-fillings of equally good placements
+    EPSILON = 1e-9
 
     def __init__(self, topo, max_moves=3, tolerance=0.0):
         if max_moves < 1:
             raise ValueError('max_moves must be at least 1, got %r' % (max_moves,))
         self.topo = topo
         self.max_moves = max_moves
-        self.tolerance = tolerance
-        self.switches = {s.name: PortBalancer(s.name, topo.up_ports(s.name))
+        self.tables = all_tables(topo)
+        self.switches = {s.name: PortBalancer(s.name, topo.up_ports(s.name), tolerance)
                          for s in topo.switches if s.role in ('edge', 'aggregation')}
 
     def balancer(self, switch):
@@ -204,8 +264,17 @@ class FlowClassifier:
         except KeyError:
             raise ValueError('%s is not a pod switch of %s' % (switch, self.topo.name)) from None
 
+    def hosts(self, flow):
+        """(source host, destination host) of a flow between the fabric's hosts."""
+        ends = [self.topo.by_ip(ip) for ip in (flow.src, flow.dst)]
+        if not all(node is not None and node.is_host for node in ends):
+            raise ValueError('%s is not between two hosts of %s' % (flow, self.topo.name))
+        return tuple(node.name for node in ends)
+
     def assign(self, switch, flow):
-        return self.balancer(switch).assign(flow)
+        balancer = self.balancer(switch)
+        self.hosts(flow)
+        return balancer.assign(flow, self.tables[switch].lookup(flow.dst))
 
     def update(self, switch, rates):
         self.balancer(switch).update(rates)
@@ -218,11 +287,78 @@ class FlowClassifier:
             moves += self.switches[name].set_avoided(avoid.get(name, {}))
         return moves
 
+    def modelled_flows(self):
+        """The flows the model shares links among: those not yet measured
+        or above the tolerance somewhere (not ACK streams)."""
+        return sorted({f for b in self.switches.values() for f in b.port_of
+                       if f in b.unmeasured or b.rate[f] > b.tolerance})
+
+    def path(self, flow, two_level=False):
+        """The directed links ``flow`` crosses: its per-flow entries; at an
+        upward hop with none yet, the port its first packet would get there;
+        elsewhere the two-level tables. With ``two_level``, its two-level port
+        at every upward hop that failures do not forbid it."""
+        def forward(switch, _, ip):
+            home = self.tables[switch].lookup(ip)
+            balancer = self.switches.get(switch)
+            if balancer is None or home not in balancer.ports:
+                return home
+            if flow not in balancer.port_of:
+                port = home if two_level else balancer.choose(flow, home)
+                return home if port is None else port
+            if two_level and home in balancer.allowed(flow):
+                return home
+            return balancer.port_of[flow]
+        src, dst = self.hosts(flow)
+        return path_links(self.topo, src, walk(self.topo, forward, src, dst))
+
+    def share(self, flows, two_level=False):
+        """max_min_share of ``flows`` on their paths (see ``path``)."""
+        return max_min_share([self.path(f, two_level) for f in flows])
+
+    def _ahead(self, move):
+        """Place a moved flow on the pod switch its new port leads to, if
+        that switch has no entry for it, as its first packet there would be
+        placed: the entry is then in place before the flow arrives, and the
+        model the move was judged by is what the fabric does. The Moves to
+        install, this one before ``move``."""
+        following = self.topo.peer(move.switch, move.new_port)[0]
+        balancer = self.switches.get(following)
+        home = self.tables[following].lookup(move.flow.dst) if balancer else None
+        if balancer is None or home not in balancer.ports or move.flow in balancer.port_of:
+            return [move]
+        port = balancer.assign(move.flow, home)
+        return [move] if port is None else [Move(following, move.flow, None, port), move]
+
     def rebalance(self):
-        """Moves for every pod switch, in switch-name order."""
+        """Moves for every pod switch: first back to two-level ports until
+        the model is at or above two-level routing's, then the heuristic's
+        moves that do not lower it, in switch-name order; each move preceded
+        by its entry ahead (``_ahead``), if any."""
+        flows = self.modelled_flows()
+        floor = self.share(flows, two_level=True) - self.EPSILON
+        current = self.share(flows)
         moves = []
+        tracked = [(f, self.switches[name]) for f in flows for name in sorted(self.switches)
+                   if f in self.switches[name].port_of]
+        for flow, balancer in tracked:
+            if current >= floor:
+                break
+            move = balancer.send_home(flow)
+            if move is not None:
+                moves += self._ahead(move)
+                current = self.share(flows)
+
+        def not_lower(move):
+            nonlocal current
+            moved = self.share(flows)
+            if moved < current - self.EPSILON:
+                return False
+            current = moved
+            moves.extend(self._ahead(move))
+            return True
         for name in sorted(self.switches):
-            moves += self.switches[name].rebalance(self.max_moves, self.tolerance)
+            self.switches[name].rebalance(self.max_moves, not_lower)
         return moves
 
     def state(self):

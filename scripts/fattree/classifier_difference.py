@@ -1,0 +1,88 @@
+"""Issue 17.2, measured: the classifier minus two-level routing, per pattern,
+from finished bisection runs (scripts.fattree.bisection) that ran both
+schemes and the non-blocking reference, one or more seeds each.
+
+    python -m scripts.fattree.classifier_difference RUN_DIR [RUN_DIR ...]
+        [--out results/classifier_difference]
+
+Each scheme's score is the bisection experiment's (% of the non-blocking
+switch's aggregate rate, same pattern and seed). Writes difference.json
+(the run directories, every seed's scores) and difference.csv (per pattern:
+two-level and classifier mean, classifier minus two-level mean, standard
+deviation, min and max over the seeds).
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+
+from scripts.fattree.bisection_report import config_seeds, summarize
+from scripts.fattree.patterns import label
+
+SCHEMES = ('twolevel', 'classifier')
+
+
+def per_seed(run_dirs):
+    """[{'run': dir, 'seed', 'pattern', 'twolevel', 'classifier'}, ...]: the
+    two schemes' % of non-blocking for every seed and pattern of the runs."""
+    rows = []
+    for run_dir in run_dirs:
+        with open(os.path.join(run_dir, 'results.json')) as f:
+            saved = json.load(f)
+        for rep, seed in enumerate(config_seeds(saved['config'])):
+            runs = [r for r in saved['runs'] if r['rep'] == rep]
+            summary = summarize(runs, saved['config'])
+            for pattern in dict.fromkeys(r['pattern'] for r in runs):
+                missing = [s for s in SCHEMES if summary.get((pattern, s), {}).get('pct_of_nonblocking') is None]
+                if missing:
+                    raise ValueError('%s: %s seed %d has no %s run beside a non-blocking one'
+                                     % (run_dir, pattern, seed, ' or '.join(missing)))
+                rows.append(dict({'run': run_dir, 'seed': seed, 'pattern': pattern},
+                                 **{s: summary[(pattern, s)]['pct_of_nonblocking'] for s in SCHEMES}))
+    return rows
+
+
+def differences(rows):
+    out = []
+    for pattern in dict.fromkeys(r['pattern'] for r in rows):
+        group = [r for r in rows if r['pattern'] == pattern]
+        diff = [r['classifier'] - r['twolevel'] for r in group]
+        out.append({'pattern': pattern, 'seeds': ' '.join(str(r['seed']) for r in group),
+                    'twolevel_pct': statistics.mean(r['twolevel'] for r in group),
+                    'classifier_pct': statistics.mean(r['classifier'] for r in group),
+                    'difference_mean_pct': statistics.mean(diff),
+                    'difference_std_pct': statistics.stdev(diff) if len(diff) > 1 else 0.0,
+                    'difference_min_pct': min(diff), 'difference_max_pct': max(diff)})
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m scripts.fattree.classifier_difference',
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('run_dirs', nargs='+', metavar='RUN_DIR')
+    parser.add_argument('--out', default='results/classifier_difference')
+    args = parser.parse_args(argv)
+    try:
+        rows = per_seed(args.run_dirs)
+    except (OSError, ValueError, KeyError) as err:
+        parser.error(str(err))
+    summary = differences(rows)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, 'difference.json'), 'w') as f:
+        json.dump({'runs': args.run_dirs, 'per_seed': rows, 'differences': summary}, f, indent=1)
+    with open(os.path.join(args.out, 'difference.csv'), 'w', newline='') as f:
+        writer = csv.DictWriter(f, fieldnames=list(summary[0]))
+        writer.writeheader()
+        writer.writerows(summary)
+    print('%% of the non-blocking switch; classifier - two-level over seeds')
+    for row in summary:
+        print('%-27s seeds %-7s two-level %5.1f classifier %5.1f difference %+5.1f +- %4.1f (%+5.1f..%+5.1f)' % (
+            label(row['pattern']), row['seeds'], row['twolevel_pct'], row['classifier_pct'],
+            row['difference_mean_pct'], row['difference_std_pct'], row['difference_min_pct'],
+            row['difference_max_pct']))
+    print('written: %s/difference.json, difference.csv' % args.out)
+
+
+if __name__ == '__main__':
+    main()

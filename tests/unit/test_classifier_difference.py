@@ -1,0 +1,43 @@
+"""Classifier minus two-level from finished bisection runs
+(scripts.fattree.classifier_difference)."""
+import csv
+import json
+
+import pytest
+
+from scripts.fattree.classifier_difference import main
+
+
+def write_run(path, seed, rates):
+    """A bisection run directory with one seed: rates {(pattern, scheme): aggregate Mbit/s}."""
+    path.mkdir()
+    config = {'k': 4, 'bw': 2, 'hosts': 16, 'seeds': [seed]}
+    runs = [{'pattern': p, 'scheme': s, 'rep': 0, 'aggregate_mbps': mbps, 'cpu_busy_pct': 50.0,
+             'ovs_vswitchd_cpu_pct': 40.0} for (p, s), mbps in rates.items()]
+    (path / 'results.json').write_text(json.dumps({'config': config, 'runs': runs}))
+    return str(path)
+
+
+def test_differences_per_pattern_over_seeds(tmp_path, capsys):
+    one = write_run(tmp_path / 'one', 1, {('stride-4', 'nonblocking'): 30.0, ('stride-4', 'twolevel'): 30.0,
+                                          ('stride-4', 'classifier'): 27.0})
+    two = write_run(tmp_path / 'two', 2, {('stride-4', 'nonblocking'): 20.0, ('stride-4', 'twolevel'): 18.0,
+                                          ('stride-4', 'classifier'): 20.0})
+    main([one, two, '--out', str(tmp_path / 'out')])
+    with open(tmp_path / 'out' / 'difference.csv') as f:
+        (row,) = list(csv.DictReader(f))
+    # seed 1: 90 - 100 = -10; seed 2: 100 - 90 = +10
+    assert row['seeds'] == '1 2'
+    assert [float(row[k]) for k in ('twolevel_pct', 'classifier_pct', 'difference_mean_pct',
+                                    'difference_min_pct', 'difference_max_pct')] == [95.0, 95.0, 0.0, -10.0, 10.0]
+    assert float(row['difference_std_pct']) == pytest.approx(14.142, abs=1e-3)
+    saved = json.loads((tmp_path / 'out' / 'difference.json').read_text())
+    assert [(r['seed'], r['classifier']) for r in saved['per_seed']] == [(1, 90.0), (2, 100.0)]
+    assert 'Stride(4)' in capsys.readouterr().out
+
+
+def test_a_run_without_both_schemes_is_an_error(tmp_path, capsys):
+    run = write_run(tmp_path / 'one', 1, {('random', 'nonblocking'): 30.0, ('random', 'twolevel'): 20.0})
+    with pytest.raises(SystemExit):
+        main([run, '--out', str(tmp_path / 'out')])
+    assert 'random seed 1 has no classifier run' in capsys.readouterr().err
