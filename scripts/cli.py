@@ -81,7 +81,8 @@ def cmd_fault(args):
     from scripts import faults
     topo = FatTree(args.k)
     if len(args.names) != (2 if args.target == 'link' else 1):
-        raise ValueError('a link is named by its two switches (e.g. e0_0 a0_2), a switch by one name')
+        raise ValueError('a link is named by its two ends (e.g. e0_0 a0_2, or e0_0 h0_0_2), '
+                         'a switch by one name')
     element = (args.target, *args.names)
     if args.command == 'fail':
         faults.fail(topo, element, silent=args.silent)
@@ -186,6 +187,9 @@ def build_parser():
 
     p = sub.add_parser('controller', help='run only the controller, in the foreground')
     fabric_options(p)
+    p.add_argument('--bw', type=_positive(float),
+                   help='link rate in Mbit/s of the fabric it controls (the scheduler and '
+                        'classifier scale their thresholds by it; default 10)')
     p.add_argument('--listen', default='127.0.0.1', help='address the listeners bind to')
     p.add_argument('--verbose', action='store_true')
     p.set_defaults(func=cmd_controller)

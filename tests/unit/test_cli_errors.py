@@ -1,4 +1,5 @@
 """Bad input gets a clear error and leaves nothing running."""
+import json
 import socket
 import subprocess
 import sys
@@ -73,3 +74,12 @@ def test_names_mininet_cannot_give_are_refused(monkeypatch):
     model = renamed(FatTree(4), 'x' * 9)
     with pytest.raises(fabric_module.SetupError, match='exceed 15 characters'):
         fabric_module.check_fits(model)
+
+
+def test_external_controller_takes_the_link_rate(monkeypatch):
+    from controller.ryuapp import manager
+    calls = []
+    monkeypatch.setattr(manager, 'main', calls.append)
+    main(['controller', '--k', '4', '--scheme', 'scheduler', '--bw', '2'])
+    params = json.loads(calls[0][calls[0].index('--params') + 1])
+    assert params == {'k': 4, 'scheme': 'scheduler', 'link_mbps': 2.0}
