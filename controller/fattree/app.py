@@ -10,12 +10,15 @@ tables from the failure set (controller.fattree.failover) and pushes only the
 differences; the switches' fast-failover groups have already repaired what
 they could see locally.
 """
+import time
+
 from ryu.controller import ofp_event
 from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
 from ryu.ofproto import ofproto_v1_3 as ofproto
 
 from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
+from controller.ryuapp.web import FabricViewMixin
 from controller.fattree.failover import link_key, tables_with_failures
 from controller.fattree.pipeline import compile_table
 from controller.fattree.schemes_app import SchemeMixin
@@ -23,7 +26,7 @@ from topologies.fattree import FatTree
 from topologies.model import model_port
 
 
-class FatTreeApp(SchemeMixin, FabricApp):
+class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -73,6 +76,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
         failed = self.failed_links()
         if failed == self.failed:
             return
+        started = time.monotonic()
         old, new = self.compiled, self.compile_all(failed)
         self.failed, self.compiled = failed, new
         changed = [name for name in new if new[name] != old[name]]
@@ -82,6 +86,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
             datapath = self.datapaths.get(name)
             if datapath is not None:
                 self.update_switch(datapath, old[name], new[name])
+        self.observe_broadcast(failed, changed, time.monotonic() - started)
         for listener in self.link_listeners:
             listener(failed)
 

@@ -237,6 +237,17 @@ class SchemeMixin:
         self.logger.info('fat-tree routing scheme: %s', self.scheme.name)
         hub.spawn(self._poll_loop)
 
+    def observed_state(self):
+        """The live view's overlay (controller.ryuapp.web): the links the
+        broadcast avoids and the central scheduler's reservations."""
+        state = {'avoided': [sorted(link) for link in self.failed]}
+        if isinstance(self.scheme, SchedulerScheme):
+            scheduler = self.scheme.scheduler
+            state['reserved'] = [(a, b, str(flow)) for (a, b), flow in sorted(scheduler.reserved.items())]
+            state['scheduler'] = {'placed': len(scheduler.placements), 'reserved': len(scheduler.reserved),
+                                  'rejected': len(scheduler.rejected)}
+        return state
+
     def install_flow(self, switch, rule):
         datapath = self.datapaths.get(switch)
         if datapath is not None:

@@ -20,13 +20,14 @@ from ryu.lib import hub
 
 from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
+from controller.ryuapp.web import FabricViewMixin
 from controller.nbridge.routing import NBridgeRouting, ShieldError, safe_order
 from topologies.nbridge import NBridge, format_coords
 
 APP_KEY = 'nbridge_app'
 
 
-class NBridgeApp(FabricApp):
+class NBridgeApp(FabricViewMixin, FabricApp):
     _CONTEXTS = {'wsgi': WSGIApplication}
     BARRIER_TIMEOUT_S = 10
 
@@ -41,6 +42,17 @@ class NBridgeApp(FabricApp):
 
     def rules_for(self, switch):
         return self.routing.rules_for(switch)
+
+    def observed_state(self):
+        """The live view's overlay (controller.ryuapp.web): the shielded leaf
+        and its links to the roots, which the roots route around."""
+        shielded = self.routing.shielded
+        if shielded is None:
+            return {}
+        leaf = self.topo.leaf_name(shielded)
+        return {'shielded': [leaf],
+                'avoided': [(leaf, self.topo.peer(leaf, port)[0]) for port in self.topo.ports(leaf)
+                            if not self.topo.nodes[self.topo.peer(leaf, port)[0]].is_host]}
 
     def set_leaf(self, coords, verb):
         """Shield ('error') or restore ('renew') a leaf; push only the changed
@@ -57,6 +69,8 @@ class NBridgeApp(FabricApp):
             [(name, self.datapaths[name]) for name in changes if name in self.datapaths]) if not done]
         if unconfirmed:
             self.logger.warning('%s %s: no barrier reply from %s', verb, format_coords(coords), unconfirmed)
+        self.observation.log('failure' if verb == 'error' else 'recovery', 'leaf %s %s' % (
+            format_coords(coords), 'shielded' if verb == 'error' else 'restored'))
         self.logger.info('%s %s: %s', verb, format_coords(coords),
                          ', '.join('%s -%d +%d' % (n, len(r), len(a)) for n, (r, a) in sorted(changes.items())))
         return {name: {'deleted': len(removed), 'added': len(added)}
