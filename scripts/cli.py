@@ -59,6 +59,7 @@ def cmd_tables(args):
 
 def cmd_controller(args):
     from controller.ryuapp import manager
+    print('live view: http://%s:%d/view  metrics: /metrics' % (args.listen, args.rest_port), flush=True)
     manager.main([FATTREE_APP, '--params', json.dumps(_params(args)), '--ofp-port', str(args.ofp_port),
                   '--rest-port', str(args.rest_port), '--listen', args.listen]
                  + (['--verbose'] if args.verbose else []))
@@ -119,6 +120,7 @@ def cmd_bisection(args):
 def cmd_cli(args):
     from mininet.cli import CLI
     with _fabric(args, controller=not args.external_controller, log_level='info') as fabric:
+        print('live view: http://127.0.0.1:%d/view  metrics: /metrics' % args.rest_port)
         CLI(fabric.net)
 
 
@@ -131,6 +133,7 @@ def cmd_run(args):
     with _fabric(args) as fabric:
         print('fabric up in %.1f s: %d switches, %d hosts' % (time.time() - started,
               len(topo.switches), len(hosts)))
+        print('live view: http://127.0.0.1:%d/view  metrics: /metrics' % args.rest_port)
         reach_s = traffic.wait_all_pairs(fabric.net, hosts)
         pairs = len(hosts) * (len(hosts) - 1)
         print('all %d host pairs reachable (all-pairs pinging took %.1f s)' % (pairs, reach_s))

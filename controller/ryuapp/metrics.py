@@ -50,8 +50,8 @@ class FabricCollector:
         for field in ('rx_bytes', 'tx_bytes', 'rx_packets', 'tx_packets'):
             yield self._port_family('of_port_' + field, 'port %s as the switch counts them' % field,
                                     {k: getattr(c, field) for k, c in obs.counters.items()})
-        yield self._port_family('port_bfd_changes', 'times the port went live or not live with carrier up',
-                                obs.bfd_changes, CounterMetricFamily)
+        yield self._port_family('port_live_changes', 'OFPPS_LIVE changes with carrier up (BFD state changes)',
+                                obs.live_changes, CounterMetricFamily)
         yield self._dp_family('of_flow_entries', 'flow entries the switch reports', obs.flows)
         yield self._dp_family('of_group_entries', 'groups the switch reports', obs.groups)
         for kind, name in (('flow', 'of_flowmsgs_sent'), ('other', 'of_non_flowmsgs_sent')):

@@ -138,7 +138,10 @@ class FabricObservation:
         self.sent = {}      # (switch, 'flow' | 'other') -> messages sent
         self.received = {}  # (switch, message type) -> messages received
         self.packet_ins = {}  # switch -> packet-ins
-        self.bfd_changes = {}  # (switch, OpenFlow port) -> times liveness changed with carrier up
+        # (switch, OpenFlow port) -> OFPPS_LIVE changes with carrier up: BFD going down
+        # or up where BFD runs; OVS also reports a pulled cable as not live just before
+        # its carrier goes
+        self.live_changes = {}
         self.events = deque(maxlen=EVENT_LOG_SIZE)
         self._next_seq = 0
 
@@ -166,8 +169,8 @@ class FabricObservation:
             self.log('recovery' if carrier else 'failure',
                      '%s: carrier %s' % (where, 'up' if carrier else 'down'))
         elif old.live != new.live:
-            self.bfd_changes[(switch, port)] = self.bfd_changes.get((switch, port), 0) + 1
-            self.log('recovery' if live else 'failure', '%s: %s' % (where, 'live' if live else 'not live (BFD down)'))
+            self.live_changes[(switch, port)] = self.live_changes.get((switch, port), 0) + 1
+            self.log('recovery' if live else 'failure', '%s: %s' % (where, 'live' if live else 'not live'))
 
     def port_stats(self, switch, port, counters, now):
         """Counters of one port at ``now`` (s, monotonic); rates from the previous reading."""

@@ -35,7 +35,7 @@ def test_port_table_message_and_app_metrics():
     found = samples(metrics)
     port = dict(A0_2, port='3')
     assert value(found, 'port_status', **port) == 1 and value(found, 'port_live', **port) == 0
-    assert value(found, 'port_bfd_changes_total', **port) == 1
+    assert value(found, 'port_live_changes_total', **port) == 1
     assert [value(found, 'of_port_' + f, **port) for f in ('rx_bytes', 'tx_bytes', 'rx_packets', 'tx_packets')] \
         == [10, 20, 1, 2]
     assert value(found, 'dp_status', **A0_2) == 1

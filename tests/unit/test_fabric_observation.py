@@ -79,7 +79,7 @@ def observed():
     return FabricObservation(FatTree(4), clock), clock
 
 
-def test_port_changes_are_logged_and_bfd_changes_counted():
+def test_port_changes_are_logged_and_live_changes_counted():
     obs, clock = observed()
     obs.port_desc('a0_2', 3, True, True)  # first sight: no event
     assert obs.events_since(0) == []
@@ -89,12 +89,12 @@ def test_port_changes_are_logged_and_bfd_changes_counted():
     obs.port_desc('a0_2', 3, True, True)
     events = obs.events_since(0)
     assert [(e['seq'], e['kind'], e['text']) for e in events] == [
-        (0, 'failure', 'a0_2 port 3 (to c1_1): not live (BFD down)'),
+        (0, 'failure', 'a0_2 port 3 (to c1_1): not live'),
         (1, 'failure', 'a0_2 port 3 (to c1_1): carrier down'),
         (2, 'recovery', 'a0_2 port 3 (to c1_1): carrier up')]
     assert events[0]['time'] == 1001.5
     assert obs.events_since(2) == events[2:]
-    assert obs.bfd_changes == {('a0_2', 3): 1}
+    assert obs.live_changes == {('a0_2', 3): 1}
 
 
 def test_failed_links_are_switch_links_with_an_end_not_live():
