@@ -15,6 +15,7 @@ OpenFlow messages, and logs port failures and recoveries; an app adds its
 overlay with ``observed_state()`` and its failure broadcasts with
 ``observe_broadcast()``. The logic is in controller.ryuapp.observation.
 """
+import functools
 import inspect
 import json
 import os
@@ -182,19 +183,22 @@ def _error(status, message):
     return _json(status, {'error': message})
 
 
-def _query(req, allowed):
-    unknown = sorted(set(req.GET) - set(allowed))
-    if unknown:
-        raise BadRequest('unknown parameter(s) %s; this path takes %s'
-                         % (', '.join(unknown), ', '.join(allowed) or 'none'))
-    return req.GET
-
-
-def _since(req):
-    text = _query(req, ['since']).get('since', '0')
-    if not text.isdigit():
-        raise BadRequest('since= must be an event sequence number (integer >= 0), got %r' % text)
-    return int(text)
+def _takes(*allowed):
+    """A handler taking only the query parameters ``allowed`` (it gets them
+    as ``query``); anything else, or a BadRequest it raises, answers 400."""
+    def wrap(handler):
+        @functools.wraps(handler)
+        def checked(self, req, **kwargs):
+            try:
+                unknown = sorted(set(req.GET) - set(allowed))
+                if unknown:
+                    raise BadRequest('unknown parameter(s) %s; this path takes %s'
+                                     % (', '.join(unknown), ', '.join(allowed) or 'none'))
+                return handler(self, req.GET, **kwargs)
+            except BadRequest as err:
+                return _error(400, str(err))
+        return checked
+    return wrap
 
 
 def _file(name, content_type):
@@ -209,39 +213,32 @@ class FabricViewRest(ControllerBase):
         self.app = data[APP_KEY]
 
     @route('fabric_view', '/view', methods=['GET'])
-    def page(self, req, **kwargs):
-        try:
-            _query(req, [])
-        except BadRequest as err:
-            return _error(400, str(err))
+    @_takes()
+    def page(self, query, **kwargs):
         return _file('index.html', 'text/html')
 
     @route('fabric_view', '/view/static/{name}', methods=['GET'], requirements={'name': r'[^/]+'})
-    def static(self, req, name, **kwargs):
+    @_takes()
+    def static(self, query, name, **kwargs):
         if name not in STATIC_TYPES:
             return _error(404, 'no static file %r; there are %s' % (name, ', '.join(sorted(STATIC_TYPES))))
         return _file(name, STATIC_TYPES[name])
 
     @route('fabric_view', '/view/layout', methods=['GET'])
-    def layout(self, req, **kwargs):
-        try:
-            _query(req, [])
-        except BadRequest as err:
-            return _error(400, str(err))
+    @_takes()
+    def layout(self, query, **kwargs):
         return _json(200, self.app.view_layout)
 
     @route('fabric_view', '/view/state', methods=['GET'])
-    def state(self, req, **kwargs):
-        try:
-            return _json(200, self.app.view_state(_since(req)))
-        except BadRequest as err:
-            return _error(400, str(err))
+    @_takes('since')
+    def state(self, query, **kwargs):
+        since = query.get('since', '0')
+        if not since.isdigit():
+            raise BadRequest('since= must be an event sequence number (integer >= 0), got %r' % since)
+        return _json(200, self.app.view_state(int(since)))
 
     @route('fabric_view', '/metrics', methods=['GET'])
-    def metrics(self, req, **kwargs):
-        try:
-            _query(req, [])
-        except BadRequest as err:
-            return _error(400, str(err))
+    @_takes()
+    def metrics(self, query, **kwargs):
         return Response(status=200, content_type='text/plain', charset='utf-8',
                         body=self.app.metrics.render())
