@@ -10,7 +10,8 @@ by Ryu's WSGI on the REST port (127.0.0.1:8080 by default):
   GET /metrics                 Prometheus text format (controller.ryuapp.metrics)
 
 ``FabricViewMixin`` goes before FabricApp in a fabric app's bases. It polls every
-switch's port descriptions, port counters, flow and group counts, counts
+switch's port descriptions, port counters, flow and group counts (every
+``--stats-period`` s of controller.ryuapp.manager, 2 by default), counts
 OpenFlow messages, and logs port failures and recoveries; an app adds its
 overlay with ``observed_state()`` and its failure broadcasts with
 ``observe_broadcast()``. The logic is in controller.ryuapp.observation.
@@ -30,11 +31,11 @@ from ryu.ofproto import ofproto_v1_3 as ofproto
 from ryu.ofproto import ofproto_v1_3_parser as parser
 
 from controller.ryuapp import ofp
+from controller.ryuapp.manager import stats_period
 from controller.ryuapp.metrics import FabricMetrics
 from controller.ryuapp.observation import FabricObservation, PortCounters, layout, overlay_view
 
 APP_KEY = 'fabric_view_app'
-POLL_PERIOD_S = 2.0
 STATIC_DIR = os.path.join(os.path.dirname(__file__), 'static')
 STATIC_TYPES = {'view.js': 'application/javascript', 'view.css': 'text/css'}
 # Every OpenFlow 1.3 message a switch can send, as Ryu's event classes.
@@ -52,7 +53,9 @@ class FabricViewMixin:
         self.view_layout = layout(self.topo)
         self._group_replies = {}  # switch -> groups counted so far in a multipart reply
         kwargs['wsgi'].register(FabricViewRest, {APP_KEY: self})
-        hub.spawn(self._observe_loop)
+        self.stats_period = stats_period()
+        if self.stats_period > 0:
+            hub.spawn(self._observe_loop)
 
     def observed_state(self):
         """The app's overlay, names as in the model: 'avoided' [(a, b)],
@@ -82,7 +85,7 @@ class FabricViewMixin:
 
     def _observe_loop(self):
         while True:
-            hub.sleep(POLL_PERIOD_S)
+            hub.sleep(self.stats_period)
             for datapath in list(self.datapaths.values()):
                 for request in (ofp.port_desc_request, ofp.port_stats_request,
                                 ofp.aggregate_stats_request, ofp.group_desc_request):
