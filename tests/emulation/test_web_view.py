@@ -5,16 +5,14 @@ state within 2 s without a reload and returns after recovery; bad requests
 get a 4xx with a message and leave the controller running."""
 import json
 import os
-import shutil
 import time
 import urllib.error
 import urllib.request
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
 from scripts import REPO_ROOT, faults
+from scripts.browser import headless_chromium
 from scripts.fabric import Fabric
 from tests.conftest import free_port
 from topologies.fattree import FatTree
@@ -25,7 +23,6 @@ pytestmark = pytest.mark.emulation
 # Mininet names of its own (see test_fault_emulation.py); the controller and
 # so the page keep the model's names.
 PREFIX = 'wv'
-CHROMIUM, CHROMEDRIVER = '/usr/bin/chromium', '/usr/bin/chromedriver'
 SCREENSHOT = os.path.join(REPO_ROOT, 'results', 'web_view_k4.png')
 
 
@@ -39,18 +36,8 @@ def k4(require_ovs):
 
 @pytest.fixture(scope='module')
 def browser():
-    for program in (CHROMIUM, CHROMEDRIVER):
-        assert shutil.which(program), '%s missing: run scripts/setup.sh' % program
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
-                     '--window-size=1400,800'):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def drawn_state(browser, link_id):
