@@ -86,10 +86,13 @@ class FabricViewMixin:
     def _observe_loop(self):
         while True:
             hub.sleep(self.stats_period)
-            for datapath in list(self.datapaths.values()):
-                for request in (ofp.port_desc_request, ofp.port_stats_request,
-                                ofp.aggregate_stats_request, ofp.group_desc_request):
-                    datapath.send_msg(request(datapath))
+            try:
+                for datapath in list(self.datapaths.values()):
+                    for request in (ofp.port_desc_request, ofp.port_stats_request,
+                                    ofp.aggregate_stats_request, ofp.group_desc_request):
+                        datapath.send_msg(request(datapath))
+            except Exception:  # one bad round must not end the polls for good
+                self.logger.exception('live view: counter poll failed')
 
     def _observed_switch(self, datapath):
         node = self.topo.by_dpid(datapath.id) if datapath.id is not None else None
