@@ -5,13 +5,14 @@ state within 2 s without a reload and returns after recovery; bad requests
 get a 4xx with a message and leave the controller running."""
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
 
-from scripts import REPO_ROOT, faults
+from scripts import REPO_ROOT, faults, traffic
 from scripts.browser import headless_chromium
 from scripts.fabric import Fabric
 from tests.conftest import free_port
@@ -64,7 +65,23 @@ def test_page_draws_the_fabric_and_follows_a_failure(k4, browser):
     wait_for(lambda: count('#fabric .switch.connected') == 20, 30, 'switches not all connected')
     wait_for(lambda: count('#fabric .link[data-state="up"]') == 48, 10, 'links not all reported up')
     browser.execute_script('window.dcfabricNotReloaded = true')
+    # load between pods 3 and 2, away from the link failed below, drawn from port counters
+    load = threading.Thread(target=traffic.iperf3, args=(fabric.net, PREFIX + 'h3_1_3', PREFIX + 'h2_0_2'),
+                            kwargs={'seconds': 10})
+    load.start()
+    try:
+        wait_for(lambda: count('#busiest li') > 0, 9, 'no link load drawn')
+        assert 'wve3_1' not in browser.find_element('id', 'busiest').text  # the controller's names
+        assert browser.execute_script(
+            'return Math.max(...[...document.querySelectorAll("#fabric .link")].map('
+            'l => parseFloat(l.getAttribute("stroke-width"))))') > 3
+        fail_and_recover(topo, browser, count)
+    finally:
+        load.join()
+    assert browser.execute_script('return window.dcfabricNotReloaded === true')
 
+
+def fail_and_recover(topo, browser, count):
     faults.fail_link(topo, PREFIX + 'a0_2', PREFIX + 'c1_1')
     try:
         failed_at = time.monotonic()
@@ -82,7 +99,6 @@ def test_page_draws_the_fabric_and_follows_a_failure(k4, browser):
     finally:
         faults.recover_link(topo, PREFIX + 'a0_2', PREFIX + 'c1_1')
     wait_for(lambda: drawn_state(browser, 'a0_2-c1_1') == 'up', 5, 'recovery never drawn')
-    assert browser.execute_script('return window.dcfabricNotReloaded === true')
 
 
 def status_and_body(url):
