@@ -44,6 +44,7 @@ def cmd_tables(args):
 
 def cmd_controller(args):
     from controller.ryuapp import manager
+    print('live view: http://%s:%d/view  metrics: /metrics' % (args.listen, args.rest_port), flush=True)
     manager.main([FATTREE_APP, '--params', json.dumps(_params(args)), '--ofp-port', str(args.ofp_port),
                   '--rest-port', str(args.rest_port), '--listen', args.listen]
                  + (['--verbose'] if args.verbose else []))
@@ -117,6 +118,7 @@ def cmd_bisection(args):
 def cmd_cli(args):
     from mininet.cli import CLI
     with _fabric(args, controller=not args.external_controller, log_level='info') as fabric:
+        print('live view: http://127.0.0.1:%d/view  metrics: /metrics' % args.rest_port)
         CLI(fabric.net)
 
 
@@ -135,6 +137,7 @@ def cmd_run(args):
         print('fabric ready in %.1f s: %d switches, %d hosts, BFD %s' % (
             time.time() - started, len(topo.switches), len(hosts),
             'every %d ms' % fabric.bfd_ms if fabric.bfd_ms else 'off'))
+        print('live view: http://127.0.0.1:%d/view  metrics: /metrics' % args.rest_port)
         reach_s = traffic.wait_all_pairs(fabric.net, hosts, pairs=pairs,
                                          deadline_s=60 + len(pairs) // 100)
         print('%s reachable (pinging took %.1f s)' % (what, reach_s))

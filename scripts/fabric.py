@@ -240,9 +240,11 @@ class Controller:
     ``ready_path``: the REST path that answers ``{"ready": true}`` once the
     controller has programmed the whole fabric (None: not awaited)."""
 
-    def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None, ready_path=None):
+    def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None, ready_path=None,
+                 stats_period=None):
         self.app, self.params = app, params
         self.ready_path = ready_path
+        self.stats_period = stats_period  # the live view's counter polls (manager's default if None)
         self.ofp_port, self.rest_port = ofp_port, rest_port
         self.log_path = log_path or tempfile.mktemp(prefix='dcfabric-controller-', suffix='.log')
         self.process = None
@@ -255,6 +257,8 @@ class Controller:
             raise SetupError(str(err)) from None
         cmd = [sys.executable, '-m', 'controller.ryuapp.manager', self.app, '--params', json.dumps(self.params),
                '--ofp-port', str(self.ofp_port), '--rest-port', str(self.rest_port), '--log', self.log_path]
+        if self.stats_period is not None:
+            cmd += ['--stats-period', str(self.stats_period)]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                                         cwd=REPO_ROOT)
         deadline = time.time() + timeout
@@ -356,12 +360,12 @@ class Fabric(MininetContext):
     """
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
-                 controller=True, log_level='warning', bfd_ms=None, ready_path=None):
+                 controller=True, log_level='warning', bfd_ms=None, ready_path=None, stats_period=None):
         self.model = model
         self.bw = bw
         self.bfd_ms = bfd_ms
-        self.controller = (Controller(app, params, ofp_port, rest_port, ready_path=ready_path)
-                           if controller else None)
+        self.controller = (Controller(app, params, ofp_port, rest_port, ready_path=ready_path,
+                                      stats_period=stats_period) if controller else None)
         self.ofp_port = ofp_port
         self.net = None
         self.started_at = None  # when net.start() returned

@@ -2,16 +2,22 @@
 
 Switch ports are the model's OpenFlow ports (model port + 1), so Mininet's
 interface ``sw-ethN`` is OpenFlow port N; hosts keep their model port
-(``h-eth0``). Also usable from Mininet's own command line:
+(``h-eth0``). Also usable from Mininet's own command line (``topos``):
 
     PYTHONPATH=$PWD mn --custom topologies/mininet_topo.py --topo fattree,4 \
         --switch ovs,datapath=user,protocols=OpenFlow13 \
         --controller remote,ip=127.0.0.1,port=6653
+
+with ``--topo`` one of fattree,K · kevin,N,K_S,K_D[,HOSTS] ·
+nbridge,SHAPE[,Q[,HOSTS]] (SHAPE like 4x3: K_{N-1} x ... x K_0) · nonblocking,K.
 """
 from mininet.topo import Topo
 
 from topologies.fattree import FatTree
+from topologies.kevin import Kevin
 from topologies.model import ofport
+from topologies.nbridge import NBridge
+from topologies.nonblocking import NonBlocking
 
 IFNAMSIZ = 15
 
@@ -56,7 +62,40 @@ class FatTreeTopo(ModelTopo):
     """k-ary fat-tree (``--topo fattree,K``)."""
 
     def build(self, k=4, link_opts=None):
-        super().build(FatTree(int(k)), link_opts)
+        super().build(FatTree(k), link_opts)
 
 
-topos = {'fattree': FatTreeTopo}
+class KevinTopo(ModelTopo):
+    """Kevin: de Bruijn ToRs with static and DA spines (``--topo kevin,N,K_S,K_D[,HOSTS]``)."""
+
+    def build(self, n=8, k_s=2, k_d=1, hosts=1, link_opts=None):
+        super().build(Kevin(n, k_s, k_d, hosts_per_tor=hosts), link_opts)
+
+
+def parse_shape(text):
+    """An N-Bridge shape from the command line: '4x3' -> (4, 3), 6 -> (6,)."""
+    try:
+        return tuple(int(part) for part in str(text).split('x'))
+    except ValueError:
+        raise ValueError('N-Bridge shape must be leaf counts joined by x, K_{N-1}x...xK_0 '
+                         '(e.g. 4x3), got %r' % (text,)) from None
+
+
+class NBridgeTopo(ModelTopo):
+    """K-ary N-Bridge (``--topo nbridge,SHAPE[,Q[,HOSTS]]``, SHAPE like 4x3)."""
+
+    def build(self, shape='4x3', q=1, hosts=1, link_opts=None):
+        super().build(NBridge(parse_shape(shape), q, hosts), link_opts)
+
+
+class NonBlockingTopo(ModelTopo):
+    """The bisection experiment's non-blocking reference: the hosts of a
+    k-ary fat-tree on one switch (``--topo nonblocking,K``)."""
+
+    def build(self, k=4, link_opts=None):
+        super().build(NonBlocking(k), link_opts)
+
+
+# What `mn --custom` reads: --topo NAME,ARGS.
+topos = {'fattree': FatTreeTopo, 'kevin': KevinTopo, 'nbridge': NBridgeTopo,
+         'nonblocking': NonBlockingTopo}

@@ -25,6 +25,7 @@ from ryu.lib import hub
 
 from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
+from controller.ryuapp.web import FabricViewMixin
 from controller.fattree.failover import link_key, tables_with_failures
 from controller.fattree.link_state import Coalescer, PortStates
 from controller.fattree.pipeline import arp_responder_rules, compile_table
@@ -33,7 +34,7 @@ from topologies.fattree import FatTree
 from topologies.model import model_port
 
 
-class FatTreeApp(SchemeMixin, FabricApp):
+class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -78,6 +79,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
         failed = self.ports.failed_links(time.time())
         if failed == self.failed:
             return
+        started = time.monotonic()
         tables = tables_with_failures(self.topo, failed)
         self.failed, self.compiled = failed, self.compile_all(tables)
         for listener in self.link_listeners:  # the scheme's state follows the tables
@@ -88,6 +90,7 @@ class FatTreeApp(SchemeMixin, FabricApp):
                          sorted('-'.join(sorted(l)) for l in failed) or 'none', ' '.join(changed) or 'nothing')
         for name in changed:
             self.push_switch(name)
+        self.observe_broadcast(failed, changed, time.monotonic() - started)
 
     @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
     def _port_status(self, ev):

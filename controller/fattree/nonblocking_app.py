@@ -4,6 +4,7 @@ ARP answered from the model, one /32 route per host.
     python -m controller.ryuapp.manager controller.fattree.nonblocking_app --params '{"k": 4}'
 """
 from controller.ryuapp.fabric_app import FabricApp
+from controller.ryuapp.web import FabricViewMixin
 from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_IP, PRIORITY_ROUTE_BASE, TABLE_PREFIX, FlowRule, housekeeping_rules, output)
 from topologies.model import ofport
@@ -18,7 +19,7 @@ def switch_rules(topo):
     return housekeeping_rules() + routes
 
 
-class NonBlockingApp(FabricApp):
+class NonBlockingApp(FabricViewMixin, FabricApp):
 
     def build_topology(self, params):
         return NonBlocking(params.get('k', 4))

@@ -78,6 +78,17 @@ class SchemeMixin:
                 datapath.send_msg(ofp.flow_add(datapath, change.rule,
                                                idle_timeout=self.scheme_conf['flow_idle']))
 
+    def observed_state(self):
+        """The live view's overlay (controller.ryuapp.web): the links the
+        broadcast avoids and the central scheduler's reservations."""
+        state = {'avoided': [sorted(link) for link in self.failed]}
+        if self.scheme.name == 'scheduler':
+            scheduler = self.scheme.scheduler
+            state['reserved'] = [(a, b, str(flow)) for (a, b), flow in sorted(scheduler.reserved.items())]
+            state['scheduler'] = {'placed': len(scheduler.placements), 'reserved': len(scheduler.reserved),
+                                  'rejected': len(scheduler.rejected)}
+        return state
+
     def scheme_links_changed(self, failed, tables):
         self.apply_entry_changes(self.scheme.links_changed(failed, tables))
 

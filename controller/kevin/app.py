@@ -33,6 +33,7 @@ from ryu.lib import hub
 from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
 from controller.ryuapp.rest import VIEW_KEY, FatTreeRest, StateView
+from controller.ryuapp.web import FabricViewMixin
 from controller.kevin.routing import KevinRouting
 from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, count
 from controller.openflow.rules import TABLE_FLOWS
@@ -57,7 +58,7 @@ class KevinRest(FatTreeRest):
         return super().section(req, section, **kwargs)
 
 
-class KevinApp(FabricApp):
+class KevinApp(FabricViewMixin, FabricApp):
     _CONTEXTS = {'wsgi': WSGIApplication}
 
     def __init__(self, *args, **kwargs):
@@ -128,10 +129,17 @@ class KevinApp(FabricApp):
                            for j, s, t in self.routing.da_links()],
                 'history': self.da_history}
 
+    def observed_state(self):
+        """The live view's overlay (controller.ryuapp.web): the usable DA links."""
+        return {'da_links': [(self.topo.tor(s), self.topo.spine_name(self.topo.k_s + j), self.topo.tor(t))
+                             for j, s, t in self.routing.da_links()]}
+
     def _stamp(self, spine, source, destination, event):
         """Set ``event`` ('usable_at' or 'cleared_at') of the newest record of
         the DA link, unless already set."""
         key = (spine, address_str(source), address_str(destination))
+        self.observation.log('da_link', 'DA link %s -> %s on DA spine %d %s'
+                             % (key[1], key[2], spine, event.replace('_at', '')))
         for entry in reversed(self.da_history):
             if (entry['spine'], entry['source'], entry['destination']) == key:
                 if entry[event] is None:
@@ -149,6 +157,8 @@ class KevinApp(FabricApp):
         if previous not in (None, destination):
             self._stamp(spine, source, previous, 'cleared_at')
         self.da_circuits[spine][source] = destination
+        self.observation.log('da_link', 'DA link %s -> %s on DA spine %d set'
+                             % (address_str(source), address_str(destination), spine))
         self.da_history.append({'spine': spine, 'source': address_str(source),
                                 'destination': address_str(destination),
                                 'set_at': time.monotonic(), 'usable_at': None, 'cleared_at': None})

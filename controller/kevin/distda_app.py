@@ -46,6 +46,10 @@ class DistDaApp(KevinApp):
         hub.spawn(self._poll_loop)
         hub.spawn(self._neighbour_loop)
 
+    def observed_state(self):
+        report = message_report(self.agents.values())
+        return dict(super().observed_state(), distda={'sent': report['sent'], 'received': report['received']})
+
     def _address(self, index):
         return self.topo.addresses[index]
 

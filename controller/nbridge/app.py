@@ -17,13 +17,14 @@ from ryu.app.wsgi import ControllerBase, Response, WSGIApplication, route
 
 from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, count
 from controller.ryuapp.fabric_app import FabricApp
+from controller.ryuapp.web import FabricViewMixin
 from controller.nbridge.routing import NBridgeRouting, ShieldError
 from topologies.nbridge import NBridge, format_coords
 
 APP_KEY = 'nbridge_app'
 
 
-class NBridgeApp(FabricApp):
+class NBridgeApp(FabricViewMixin, FabricApp):
     _CONTEXTS = {'wsgi': WSGIApplication}
     BARRIER_TIMEOUT_S = 10
 
@@ -38,6 +39,17 @@ class NBridgeApp(FabricApp):
     def rules_for(self, switch):
         return self.routing.rules_for(switch)
 
+    def observed_state(self):
+        """The live view's overlay (controller.ryuapp.web): the shielded leaf
+        and its links to the roots, which the roots route around."""
+        shielded = self.routing.shielded
+        if shielded is None:
+            return {}
+        leaf = self.topo.leaf_name(shielded)
+        return {'shielded': [leaf],
+                'avoided': [(leaf, self.topo.peer(leaf, port)[0]) for port in self.topo.ports(leaf)
+                            if not self.topo.nodes[self.topo.peer(leaf, port)[0]].is_host]}
+
     def set_leaf(self, coords, verb):
         """Shield ('error') or restore ('renew') a leaf; push only the changed
         rules to the connected roots (a root connecting later gets its whole
@@ -50,9 +62,12 @@ class NBridgeApp(FabricApp):
             self.logger.warning('%s %s: no barrier reply from %s', verb, format_coords(coords), unconfirmed)
         counts = {name: {'deleted': count(ops, DELETE_FLOW), 'added': count(ops, ADD_FLOW)}
                   for name, ops in sorted(changes.items())}
+        self.observation.log('failure' if verb == 'error' else 'recovery', 'leaf %s %s' % (
+            format_coords(coords), 'shielded' if verb == 'error' else 'restored'))
         self.logger.info('%s %s: %s', verb, format_coords(coords),
                          ', '.join('%s -%d +%d' % (n, c['deleted'], c['added']) for n, c in counts.items()))
         return counts
+
 
 def _json(status, body):
     return Response(status=status, content_type='application/json', charset='utf-8',

@@ -5,7 +5,7 @@ eventlet >= 0.30.3 dropped, and older eventlet crashes on 3.11), and that
 binds the OpenFlow and REST listeners to 127.0.0.1 unless told otherwise.
 
     python -m controller.ryuapp.manager APP_MODULE --params '{"k": 4}' [--ofp-port 6653]
-        [--rest-port 8080] [--listen 127.0.0.1] [--log FILE]
+        [--rest-port 8080] [--listen 127.0.0.1] [--log FILE] [--stats-period 2]
 """
 import argparse
 import json
@@ -35,6 +35,19 @@ def fabric_params():
     return json.loads(cfg.CONF.dcfabric_params)
 
 
+def stats_period():
+    """Seconds between the live view's and the metrics' counter polls (0: none)."""
+    from ryu import cfg
+    return cfg.CONF.dcfabric_stats_period
+
+
+def _period(text):
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError('must be >= 0 (0: no polling), got %s' % text)
+    return value
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog='controller.ryuapp.manager', description=__doc__.split('\n\n')[0])
     parser.add_argument('app', help='Ryu app module, e.g. controller.fattree.app')
@@ -43,6 +56,9 @@ def parse_args(argv):
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
     parser.add_argument('--log', help='log file (default: stderr)')
+    parser.add_argument('--stats-period', type=_period, default=2.0,
+                        help='seconds between port/flow/group counter polls for the live view and '
+                             'metrics (0: none; port states still come from port-status messages)')
     parser.add_argument('--verbose', action='store_true')
     return parser.parse_args(argv)
 
@@ -63,10 +79,12 @@ def main(argv=None):
     from ryu import cfg
     from ryu.cmd import manager
     cfg.CONF.register_cli_opts([cfg.StrOpt('dcfabric-params', default='{}',
-                                           help='dcfabric fabric parameters (JSON)')])
+                                           help='dcfabric fabric parameters (JSON)'),
+                                cfg.FloatOpt('dcfabric-stats-period', default=2.0,
+                                             help='live view/metrics counter poll period (s)')])
     ryu_args = ['--ofp-listen-host', args.listen, '--ofp-tcp-listen-port', str(args.ofp_port),
                 '--wsapi-host', args.listen, '--wsapi-port', str(args.rest_port),
-                '--dcfabric-params', args.params]
+                '--dcfabric-params', args.params, '--dcfabric-stats-period', str(args.stats_period)]
     if args.log:
         ryu_args += ['--log-file', args.log]
     if args.verbose:

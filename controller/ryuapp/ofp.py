@@ -148,3 +148,13 @@ def port_liveness(desc):
 def more_replies_follow(msg):
     """A multipart reply whose body continues in the next message."""
     return bool(msg.flags & ofp.OFPMPF_REPLY_MORE)
+
+
+def aggregate_stats_request(datapath):
+    """The switch's flow count (and packet/byte totals) over every table."""
+    return parser.OFPAggregateStatsRequest(datapath, 0, ofp.OFPTT_ALL, ofp.OFPP_ANY, ofp.OFPG_ANY,
+                                           0, 0, parser.OFPMatch())
+
+
+def group_desc_request(datapath):
+    return parser.OFPGroupDescStatsRequest(datapath, 0)

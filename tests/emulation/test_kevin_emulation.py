@@ -1,9 +1,11 @@
 """Kevin in Mininet: the Ryu app with the central Greedy-DA-links scheduler
 on DB(2,3) with one DA spine. Static greedy routes first, then an elephant
 gets a DA link and its path (read from the TTL) gets shorter."""
+import json
 import re
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -59,4 +61,9 @@ def test_elephant_gets_a_da_link_and_a_shorter_path(db23):
     assert circuits('kvd0').get('4') == '2'
     time.sleep(PARAMS['delta'] + 0.5)
     assert path_tors(fabric.net, 'kvh011_0', 'kvh001_0') == 2  # 011 -> 001 over the DA link
+    # the live view (controller.ryuapp.web) draws it over the DA spine's two cables
+    with urllib.request.urlopen('http://127.0.0.1:%d/view/state' % fabric.controller.rest_port) as reply:
+        da_links = json.load(reply)['da_links']
+    assert {'source': 'kvt011', 'spine': 'kvd0', 'destination': 'kvt001',
+            'links': ['kvt011-kvd0', 'kvt001-kvd0']} in da_links
 

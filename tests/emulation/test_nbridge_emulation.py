@@ -5,6 +5,7 @@ counts the model predicts. One fabric is shared by the module."""
 import json
 import os
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -59,9 +60,19 @@ def test_shield_changes_only_attached_roots_and_renew_restores_them_exactly(fabr
     assert {s.name for s in topo.switches if flows(s.name) != before[s.name]} == {'nr1_2_0'}
     assert 'IN_PORT' in ' '.join(flows('nr1_2_0'))  # the U-turn entry
     assert board(rest_port, '1,1', 'error').returncode == 1  # one shielded leaf at a time
+    view = view_state(rest_port)
+    assert view['shielded'] == ['nl0_2'] and len(view['avoided']) == 2  # its links to 2 roots
+    assert 'leaf LSW(0,2) shielded' in [e['text'] for e in view['events']]
     done = board(rest_port, '0,2', 'renew')
     assert done.returncode == 0, done.stderr
     assert {s.name: flows(s.name) for s in topo.switches} == before
+    assert view_state(rest_port)['shielded'] == []
+
+
+def view_state(rest_port):
+    """What the live view (controller.ryuapp.web) shows."""
+    with urllib.request.urlopen('http://127.0.0.1:%d/view/state' % rest_port, timeout=5) as reply:
+        return json.load(reply)
 
 
 def test_paper_experiment_loses_no_pair(fabric3x3):
