@@ -324,7 +324,8 @@ def routing(topo, failed):
     the schemes that pick upward ports themselves."""
     tables = broadcast_tables(topo, failed)
     avoid = broadcast(topo, failed)
-    for switch, entries in detours(topo, failed, tables).items():
+    # with nothing failed the two-level tables route every pair (Algorithms 1-2)
+    for switch, entries in (detours(topo, failed, tables) if failed else {}).items():
         _add_detours(tables[switch], entries)
         if topo.node(switch).role != 'core':
             for prefix, port in entries.items():
