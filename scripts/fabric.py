@@ -87,20 +87,22 @@ def end_process(process, grace_s=10):
 class Controller:
     """A dcfabric controller (python -m controller.ryuapp.manager) as a subprocess."""
 
-    def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None):
+    def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None, listen='127.0.0.1'):
         self.app, self.params = app, params
         self.ofp_port, self.rest_port = ofp_port, rest_port
+        self.listen = listen
         self.log_path = log_path or tempfile.mktemp(prefix='dcfabric-controller-', suffix='.log')
         self.process = None
 
     def start(self, timeout=30):
         try:
-            check_port_free('127.0.0.1', self.ofp_port, 'OpenFlow')
-            check_port_free('127.0.0.1', self.rest_port, 'REST')
+            check_port_free(self.listen, self.ofp_port, 'OpenFlow')
+            check_port_free(self.listen, self.rest_port, 'REST')
         except PortInUseError as err:
             raise SetupError(str(err)) from None
         cmd = [sys.executable, '-m', 'controller.ryuapp.manager', self.app, '--params', json.dumps(self.params),
-               '--ofp-port', str(self.ofp_port), '--rest-port', str(self.rest_port), '--log', self.log_path]
+               '--ofp-port', str(self.ofp_port), '--rest-port', str(self.rest_port), '--log', self.log_path,
+               '--listen', self.listen]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                                         cwd=REPO_ROOT)
         deadline = time.time() + timeout
@@ -109,7 +111,7 @@ class Controller:
                 raise SetupError('controller exited with %d; log: %s\n%s'
                                  % (self.process.returncode, self.log_path, self.log_tail()))
             with socket.socket() as probe:
-                if probe.connect_ex(('127.0.0.1', self.ofp_port)) == 0:
+                if probe.connect_ex((self.listen, self.ofp_port)) == 0:
                     return self
             time.sleep(0.2)
         raise SetupError('controller did not listen on port %d within %ds' % (self.ofp_port, timeout))
@@ -170,21 +172,33 @@ class Fabric(MininetContext):
     bw: host and switch link rate in Mbit/s (HTB shaping), None for unshaped.
     bfd_ms: BFD interval on every switch-to-switch link (detection after 3
     missed), None for no BFD.
+    listen: the controller's address (switches connect to it).
+    Subclasses that run the switches elsewhere (scripts/cluster) override
+    ``check``, ``make_net`` and ``sites`` (where switch commands run).
     """
+    sites = faults.LOCAL
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
-                 controller=True, log_level='warning', bfd_ms=None):
+                 controller=True, log_level='warning', bfd_ms=None, listen='127.0.0.1'):
         self.model = model
         self.bw = bw
         self.bfd_ms = bfd_ms
-        self.controller = Controller(app, params, ofp_port, rest_port) if controller else None
+        self.listen = listen
+        self.controller = Controller(app, params, ofp_port, rest_port, listen=listen) if controller else None
         self.ofp_port = ofp_port
         self.net = None
         self.started_at = None  # when net.start() returned
         self.log_level = log_level
 
-    def start(self):
+    def check(self):
         check_machine()
+
+    def make_net(self, topo, link_class):
+        return Mininet(topo=topo, switch=UserOVSSwitch, link=link_class, build=False,
+                       controller=None, autoSetMacs=False, autoStaticArp=False)
+
+    def start(self):
+        self.check()
         terminate_on_sigterm()
         setLogLevel(self.log_level)
         if self.controller:
@@ -194,9 +208,8 @@ class Fabric(MininetContext):
             # TCLink would turn offloads back on: keep them off (DESIGN.md).
             link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink
         topo = ModelTopo(self.model, link_opts=link_opts)
-        self.net = Mininet(topo=topo, switch=UserOVSSwitch, link=link_class, build=False,
-                           controller=None, autoSetMacs=False, autoStaticArp=False)
-        self.net.addController(ListeningController('c0', ip='127.0.0.1', port=self.ofp_port))
+        self.net = self.make_net(topo, link_class)
+        self.net.addController(ListeningController('c0', ip=self.listen, port=self.ofp_port))
         progress('building %s: %d switches, %d hosts, %d links'
                  % (self.model.name, len(self.model.switches), len(self.model.hosts),
                     len(self.model.links)))
@@ -208,10 +221,10 @@ class Fabric(MininetContext):
         if self.bfd_ms:
             progress('exact-match datapath flows: megaflows go stale across failures '
                      '(scripts/faults.py exact_match_datapath)')
-            faults.exact_match_datapath()
+            faults.exact_match_datapath(self.sites)
             progress('BFD every %d ms on %d links' % (self.bfd_ms, len(self.model.switch_links())))
-            faults.enable_bfd(self.model, self.bfd_ms)
-            faults.wait_bfd_up(self.model)
+            faults.enable_bfd(self.model, self.bfd_ms, sites=self.sites)
+            faults.wait_bfd_up(self.model, sites=self.sites)
 
     def release(self):
         if self.controller:

@@ -10,7 +10,12 @@ the Mininet CLI with ``sh dcfabric fail ...``:
   switch failure       every link of the switch, hard or silent
 and the matching recovery for each. BFD on every switch-to-switch link
 (Open vSwitch's own) is set up here too.
+
+Commands run where the switch is: ``sites`` says on which server each
+switch runs and runs commands there (``LOCAL``: this machine; a fabric
+spread over servers passes its own, see scripts/cluster/sites.py).
 """
+import functools
 import json
 import subprocess
 import time
@@ -34,19 +39,40 @@ def _sh(*cmd, check=True):
     return result
 
 
-def link_interfaces(model, a, b):
-    """Both interfaces of the cable between a and b (names as the topology has them)."""
+class LocalSite:
+    """Every switch runs on this machine."""
+
+    @staticmethod
+    def server_of(node):
+        return None
+
+    @staticmethod
+    def servers():
+        return [None]
+
+    @staticmethod
+    def run(server, *cmd, check=True):
+        return _sh(*cmd, check=check)
+
+
+LOCAL = LocalSite()
+
+
+def link_interfaces(model, a, b, sites=LOCAL):
+    """Both ends of the cable between a and b (names as the topology has
+    them), as (server, interface) pairs."""
     model.node(a)
     model.node(b)
     for port in model.ports(a):
         peer, peer_port = model.peer(a, port)
         if peer == b:
-            interfaces = [interface_name(model, a, port), interface_name(model, b, peer_port)]
-            for interface in interfaces:
-                if _sh('ip', 'link', 'show', interface, check=False).returncode != 0:
-                    raise FaultError('interface %s does not exist: is a %s running?'
-                                     % (interface, model.name))
-            return interfaces
+            ends = [(sites.server_of(a), interface_name(model, a, port)),
+                    (sites.server_of(b), interface_name(model, b, peer_port))]
+            for server, interface in ends:
+                if sites.run(server, 'ip', 'link', 'show', interface, check=False).returncode != 0:
+                    raise FaultError('interface %s does not exist%s: is a %s running?'
+                                     % (interface, ' on %s' % server if server else '', model.name))
+            return ends
     neighbours = sorted(model.peer(a, p)[0] for p in model.ports(a))
     raise FaultError('no link %s-%s; %s links to: %s' % (a, b, a, ' '.join(neighbours)))
 
@@ -58,8 +84,8 @@ def switch_links(model, switch):
     return [(switch, model.peer(switch, port)[0]) for port in model.ports(switch)]
 
 
-def _root_qdisc(interface):
-    out = _sh('tc', 'qdisc', 'show', 'dev', interface).stdout
+def _root_qdisc(run, interface):
+    out = run('tc', 'qdisc', 'show', 'dev', interface).stdout
     for line in out.splitlines():
         words = line.split()
         if 'root' in words:
@@ -67,69 +93,72 @@ def _root_qdisc(interface):
     return None
 
 
-def blackhole(interface):
-    if not _sh('ip', 'link', 'show', BLACKHOLE_SINK, check=False).returncode == 0:
+def blackhole(run, interface):
+    """``run``: runs a command where ``interface`` is (``_sh`` or a site's)."""
+    if not run('ip', 'link', 'show', BLACKHOLE_SINK, check=False).returncode == 0:
         raise FaultError('silent failures need the %s device (ifb), which is missing' % BLACKHOLE_SINK)
-    parent = _root_qdisc(interface)
+    parent = _root_qdisc(run, interface)
     if parent in (None, 'noqueue', '0:'):
-        _sh('tc', 'qdisc', 'add', 'dev', interface, 'root', 'handle', BLACKHOLE_HANDLE, 'htb')
+        run('tc', 'qdisc', 'add', 'dev', interface, 'root', 'handle', BLACKHOLE_HANDLE, 'htb')
         parent = BLACKHOLE_HANDLE
-    _sh('tc', 'filter', 'add', 'dev', interface, 'parent', parent, 'protocol', 'all', 'pref',
+    run('tc', 'filter', 'add', 'dev', interface, 'parent', parent, 'protocol', 'all', 'pref',
         BLACKHOLE_PREF, 'u32', 'match', 'u32', '0', '0', 'action', 'mirred', 'egress', 'redirect',
         'dev', BLACKHOLE_SINK)
 
 
-def unblackhole(interface):
-    parent = _root_qdisc(interface)
+def unblackhole(run, interface):
+    parent = _root_qdisc(run, interface)
     if parent == BLACKHOLE_HANDLE:
-        _sh('tc', 'qdisc', 'del', 'dev', interface, 'root')
+        run('tc', 'qdisc', 'del', 'dev', interface, 'root')
     elif parent:
-        _sh('tc', 'filter', 'del', 'dev', interface, 'parent', parent, 'pref', BLACKHOLE_PREF,
+        run('tc', 'filter', 'del', 'dev', interface, 'parent', parent, 'pref', BLACKHOLE_PREF,
             check=False)
 
 
-def fail_link(model, a, b, silent=False):
-    for interface in link_interfaces(model, a, b):
+def fail_link(model, a, b, silent=False, sites=LOCAL):
+    for server, interface in link_interfaces(model, a, b, sites):
+        run = functools.partial(sites.run, server)
         if silent:
-            blackhole(interface)
+            blackhole(run, interface)
         else:
-            _sh('ip', 'link', 'set', interface, 'down')
+            run('ip', 'link', 'set', interface, 'down')
 
 
-def recover_link(model, a, b):
+def recover_link(model, a, b, sites=LOCAL):
     """Undo either kind of failure of the link (both are idempotent to undo)."""
-    for interface in link_interfaces(model, a, b):
-        unblackhole(interface)
-        _sh('ip', 'link', 'set', interface, 'up')
+    for server, interface in link_interfaces(model, a, b, sites):
+        run = functools.partial(sites.run, server)
+        unblackhole(run, interface)
+        run('ip', 'link', 'set', interface, 'up')
 
 
-def fail_switch(model, switch, silent=False):
+def fail_switch(model, switch, silent=False, sites=LOCAL):
     for a, b in switch_links(model, switch):
-        fail_link(model, a, b, silent)
+        fail_link(model, a, b, silent, sites)
 
 
-def recover_switch(model, switch):
+def recover_switch(model, switch, sites=LOCAL):
     for a, b in switch_links(model, switch):
-        recover_link(model, a, b)
+        recover_link(model, a, b, sites)
 
 
-def fail(model, element, silent=False):
+def fail(model, element, silent=False, sites=LOCAL):
     """Fail ``('link', a, b)`` or ``('switch', s)``."""
     if element[0] == 'link':
-        fail_link(model, element[1], element[2], silent)
+        fail_link(model, element[1], element[2], silent, sites)
     else:
-        fail_switch(model, element[1], silent)
+        fail_switch(model, element[1], silent, sites)
 
 
-def recover(model, element):
+def recover(model, element, sites=LOCAL):
     """Recover ``('link', a, b)`` or ``('switch', s)``."""
     if element[0] == 'link':
-        recover_link(model, element[1], element[2])
+        recover_link(model, element[1], element[2], sites)
     else:
-        recover_switch(model, element[1])
+        recover_switch(model, element[1], sites)
 
 
-def exact_match_datapath():
+def exact_match_datapath(sites=LOCAL):
     """Make ovs-vswitchd cache exact-match datapath flows, not megaflows.
 
     Why: with megaflows, Open vSwitch 3.1's userspace datapath kept a
@@ -141,34 +170,40 @@ def exact_match_datapath():
     did). Seen in 4 of 4 runs of the fault tests after another fabric, 0 of
     5 with exact-match flows. It is daemon-wide and lasts until ovs-vswitchd
     restarts; exact-match flows only cost more upcalls."""
-    _sh('ovs-appctl', 'upcall/disable-megaflows')
+    for server in sites.servers():
+        sites.run(server, 'ovs-appctl', 'upcall/disable-megaflows')
 
 
-def enable_bfd(model, interval_ms=100, mult=3):
-    """Open vSwitch BFD on both ends of every switch-to-switch link, one transaction."""
-    cmd = ['ovs-vsctl']
+def enable_bfd(model, interval_ms=100, mult=3, sites=LOCAL):
+    """Open vSwitch BFD on both ends of every switch-to-switch link, one
+    transaction per server."""
+    cmds = {}
     for link in model.switch_links():
         for node, port in ((link.node_a, link.port_a), (link.node_b, link.port_b)):
-            cmd += ['--', 'set', 'interface', interface_name(model, node, port), 'bfd:enable=true',
-                    'bfd:min_tx=%d' % interval_ms, 'bfd:min_rx=%d' % interval_ms, 'bfd:mult=%d' % mult]
-    _sh(*cmd)
+            cmds.setdefault(sites.server_of(node), ['ovs-vsctl']).extend(
+                ['--', 'set', 'interface', interface_name(model, node, port), 'bfd:enable=true',
+                 'bfd:min_tx=%d' % interval_ms, 'bfd:min_rx=%d' % interval_ms, 'bfd:mult=%d' % mult])
+    for server, cmd in cmds.items():
+        sites.run(server, *cmd)
 
 
-def bfd_states(model):
+def bfd_states(model, sites=LOCAL):
     """{interface: BFD state} for every switch-to-switch interface."""
-    out = _sh('ovs-vsctl', '-f', 'json', '--columns=name,bfd_status', 'list', 'interface').stdout
     states = {}
-    for name, (_, status) in json.loads(out)['data']:
-        states[name] = dict(status).get('state')
+    for server in sites.servers():
+        out = sites.run(server, 'ovs-vsctl', '-f', 'json', '--columns=name,bfd_status',
+                        'list', 'interface').stdout
+        for name, (_, status) in json.loads(out)['data']:
+            states[name] = dict(status).get('state')
     wanted = {interface_name(model, n, p) for l in model.switch_links()
               for n, p in ((l.node_a, l.port_a), (l.node_b, l.port_b))}
     return {name: state for name, state in states.items() if name in wanted}
 
 
-def wait_bfd_up(model, timeout=30):
+def wait_bfd_up(model, timeout=30, sites=LOCAL):
     deadline = time.time() + timeout
     while True:
-        states = bfd_states(model)
+        states = bfd_states(model, sites)
         down = sorted(name for name, state in states.items() if state != 'up')
         if not down:
             return

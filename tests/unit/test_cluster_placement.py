@@ -62,3 +62,13 @@ def test_bad_server_names_are_refused(text):
 
 def test_server_names_parse():
     assert parse_servers('alpha.lab, 192.168.1.7') == ['alpha.lab', '192.168.1.7']
+
+
+def test_cli_refuses_repeated_server_and_too_many_before_starting(capsys):
+    from scripts.cli import main
+    with pytest.raises(SystemExit) as exit_info:
+        main(['run', '--cluster', 's1,s2,s1'])
+    assert exit_info.value.code == 2
+    assert 'server s1 is named twice' in capsys.readouterr().err
+    with pytest.raises(SystemExit, match=r'5 servers \(a, b, c, d, e\) but fattree\(k=4\) has only 4 pods'):
+        main(['run', '--cluster', 'a,b,c,d,e', '--tunnel', 'vxlan'])
