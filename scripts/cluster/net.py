@@ -25,7 +25,7 @@ from mininet.examples.cluster import (MininetCluster, Placer, RemoteGRELink, Rem
 from mininet.link import TCLink
 
 from scripts.cluster import sites
-from scripts.cluster.placement import cross_server_links, place_fattree
+from scripts.cluster.placement import cross_server_links, nodes_by_server, place_fattree
 from scripts.fabric import Fabric, SetupError, UserOVSSwitch, progress
 
 TUNNEL_MTU = 1450
@@ -115,7 +115,8 @@ class ClusterFabric(Fabric):
         try:
             self.server_ips = {server: sites.server_address(server) for server in self.servers}
             progress('checking servers %s' % ', '.join(self.servers))
-            sites.check_servers(self.servers, self.tunnel)
+            sites.check_servers(self.servers, self.tunnel,
+                                {server: len(nodes) for server, nodes in nodes_by_server(self.placement).items()})
         except sites.ServerError as err:
             raise SetupError(str(err)) from None
 

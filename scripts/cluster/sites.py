@@ -64,10 +64,26 @@ def explain_ssh_failure(server, stderr):
     return 'server %s: ssh failed: %s' % (server, text or 'no message')
 
 
-def check_servers(servers, tunnel):
+def sessions_needed(nodes):
+    """ssh sessions a server's sshd must allow on one connection: a shell
+    per node plus the commands run at once (16 fping sources, iperf3s)."""
+    return nodes + 2 * 16
+
+
+def max_sessions(sshd_config):
+    """MaxSessions from ``sshd -T`` output (sshd's own default is 10)."""
+    for line in sshd_config.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0].lower() == 'maxsessions':
+            return int(words[1])
+    raise ValueError('no maxsessions in sshd -T output')
+
+
+def check_servers(servers, tunnel, nodes):
     """Raise ServerError naming the first server that cannot run its part:
     not reachable by ssh, no passwordless sudo, no Mininet, Open vSwitch
-    not running, or a kernel without the tunnel devices."""
+    not running, a kernel without the tunnel devices, or an sshd allowing
+    fewer sessions per connection than the ``nodes[server]`` it will run need."""
     for server in servers:
         address = server_address(server)
         probe = ssh(server, 'true')
@@ -81,12 +97,17 @@ def check_servers(servers, tunnel):
                      tunnel_command(tunnel, 'dcfprobe0', address, address, 1))),
                   'the kernel cannot make %s tunnels%s' % (
                       tunnel, ' (no ip_gre module; try --tunnel vxlan)' if tunnel == 'gre' else ''))]
-        for cmd, meaning in steps:
+        for cmd, meaning in steps + [(('sudo', '-n', 'sshd', '-T'), 'cannot read sshd\'s settings')]:
             result = ssh(server, *cmd)
             if result.returncode != 0:
                 raise ServerError('server %s: %s (`%s` exited %d%s)' % (
                     server, meaning, ' '.join(cmd[:6]), result.returncode,
                     ': ' + result.stderr.strip() if result.stderr.strip() else ''))
+        allowed, needed = max_sessions(result.stdout), sessions_needed(nodes[server])
+        if allowed < needed:
+            raise ServerError('server %s: sshd allows %d sessions per connection, the %d nodes there need '
+                              '%d: set MaxSessions %d in its sshd_config' % (server, allowed, nodes[server],
+                                                                            needed, needed))
 
 
 def check_reaches(servers, address, port):

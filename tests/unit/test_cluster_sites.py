@@ -1,7 +1,7 @@
 """Server commands of the cluster mode: tunnel devices and what ssh's errors mean."""
 import pytest
 
-from scripts.cluster.sites import explain_ssh_failure, tunnel_command
+from scripts.cluster.sites import explain_ssh_failure, max_sessions, sessions_needed, tunnel_command
 
 
 def test_gre_tunnel_is_mininets_gretap():
@@ -30,3 +30,10 @@ def test_ssh_failures_name_the_server_and_the_cause(stderr, meaning):
     message = explain_ssh_failure('10.9.0.3', stderr + '\n')
     assert message.startswith('server 10.9.0.3: ' + meaning)
     assert message.endswith(stderr)
+
+
+def test_max_sessions_is_read_from_sshd_t():
+    assert max_sessions('port 22\nmaxsessions 10\nmaxstartups 10:30:100\n') == 10
+    with pytest.raises(ValueError, match='no maxsessions'):
+        max_sessions('port 22\n')
+    assert sessions_needed(18) == 50
