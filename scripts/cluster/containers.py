@@ -140,16 +140,14 @@ class ContainerServers:
         self.keydir = None
 
     def __enter__(self):
-        try:
+        with contextlib.ExitStack() as on_failure:
+            on_failure.callback(self.stop)  # a half-built harness is taken down too
             self.start()
-        except BaseException:
-            self.stop()
-            raise
+            on_failure.pop_all()
         return self
 
     def __exit__(self, *exc):
         self.stop()
-        return False
 
     def start(self):
         self.keydir = tempfile.mkdtemp(prefix='dcfcl-keys-')
