@@ -11,9 +11,11 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-# Every tool the project runs, named explicitly (a minimal Debian lacks iproute2).
+# Every tool the project runs, named explicitly (a minimal Debian lacks iproute2);
+# openssh-server and sudo: Mininet's cluster edition reaches servers through them (--cluster).
 APT_PACKAGES="openvswitch-switch mininet iperf3 iputils-ping ethtool iproute2
-  procps psmisc net-tools fping curl python3 python3-venv python3-dev gcc g++ make"
+  procps psmisc net-tools fping curl python3 python3-venv python3-dev gcc g++ make
+  openssh-server sudo"
 missing=$(for p in $APT_PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
   grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
