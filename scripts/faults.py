@@ -204,7 +204,10 @@ def wait_bfd_up(model, timeout=30, sites=LOCAL):
     deadline = time.time() + timeout
     while True:
         states = bfd_states(model, sites)
-        down = sorted(name for name, state in states.items() if state != 'up')
+        # an interface missing from OVS counts as down, or no bridges at all would pass
+        down = sorted(name for name, state in states.items() if state != 'up') + (
+            ['%d missing' % (2 * len(model.switch_links()) - len(states))]
+            if len(states) < 2 * len(model.switch_links()) else [])
         if not down:
             return
         if time.time() > deadline:

@@ -39,6 +39,10 @@ BRIDGE = 'dcfcl0'
 PR_SET_PDEATHSIG = 1
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUTS = 0x04000000
+# The namespaces a process joins in ``in_head`` (a mount namespace last: after
+# it, /proc/... of the others would be looked up in the new mounts).
+HEAD_NAMESPACES = (('net', CLONE_NEWNET), ('uts', CLONE_NEWUTS), ('mnt', CLONE_NEWNS))
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -124,7 +128,8 @@ def _server_setup(address, spec, keydir):
                       # Mininet's cluster edition multiplexes one connection per server:
                       # one session per node shell.
                       'MaxSessions 1000', 'MaxStartups 200', '']),
-                  '/usr/sbin/sshd -f /run/dcfcl/sshd_config']
+                  # where sshd (and the preflight's `sshd -T`) reads it, as on a real server
+                  'mount --bind /run/dcfcl/sshd_config /etc/ssh/sshd_config', '/usr/sbin/sshd']
     return '; '.join(lines)
 
 
@@ -200,18 +205,18 @@ class ContainerServers:
 
     @contextlib.contextmanager
     def in_head(self):
-        """This (single-threaded) process joins the head's network and mount
-        namespaces for the block, then returns to its own."""
+        """This (single-threaded) process joins the head's network, UTS and
+        mount namespaces for the block, then returns to its own."""
         cwd = os.getcwd()
-        own = [os.open('/proc/self/ns/%s' % n, os.O_RDONLY) for n in ('net', 'mnt')]
-        head = [os.open('/proc/%d/ns/%s' % (self.head.init_pid, n), os.O_RDONLY) for n in ('net', 'mnt')]
+        own = [os.open('/proc/self/ns/%s' % n, os.O_RDONLY) for n, _ in HEAD_NAMESPACES]
+        head = [os.open('/proc/%d/ns/%s' % (self.head.init_pid, n), os.O_RDONLY) for n, _ in HEAD_NAMESPACES]
         try:
-            for fd, kind in zip(head, (CLONE_NEWNET, CLONE_NEWNS)):
+            for fd, (_, kind) in zip(head, HEAD_NAMESPACES):
                 _setns(fd, kind)
             os.chdir(cwd)
             yield self
         finally:
-            for fd, kind in zip(own, (CLONE_NEWNET, CLONE_NEWNS)):
+            for fd, (_, kind) in zip(own, HEAD_NAMESPACES):
                 _setns(fd, kind)
             os.chdir(cwd)
             for fd in own + head:

@@ -19,10 +19,12 @@ import functools
 import itertools
 import os
 import subprocess
+from operator import attrgetter
 
 from mininet.examples.cluster import (MininetCluster, Placer, RemoteGRELink, RemoteHost,
                                       RemoteOVSSwitch)
 from mininet.link import TCLink
+from mininet.node import OVSSwitch
 
 from scripts.cluster import sites
 from scripts.cluster.placement import cross_server_links, nodes_by_server, place_fattree
@@ -37,6 +39,32 @@ class ClusterSwitch(RemoteOVSSwitch, UserOVSSwitch):
     def __init__(self, name, **params):
         params.setdefault('controlPath', True)
         super().__init__(name, **params)
+
+    @classmethod
+    def batchStartup(cls, switches, **_kwargs):
+        """One ovs-vsctl per server, run as an ssh command. Mininet's
+        RemoteOVSSwitch types it into a switch's shell, whose terminal
+        truncates lines at 4,095 characters: the batch of more than a
+        few switches is cut and no bridge is made (mininet#831)."""
+        for server, group in itertools.groupby(sorted(switches, key=attrgetter('server')),
+                                               attrgetter('server')):
+            group = tuple(group)
+            # ovs-vsctl prints the new controller records' UUIDs: judge it by the bridges made
+            OVSSwitch.batchStartup(group, run=lambda cmds, **_: group[0].rcmd(cmds))
+            missing = {s.name for s in group} - set(group[0].rcmd('ovs-vsctl list-br').split())
+            if missing:
+                raise SetupError('server %s: Open vSwitch did not make bridges %s'
+                                 % (server, ' '.join(sorted(missing))))
+        return switches
+
+
+def _server_command(node, cmd, **_kwargs):
+    """Run ``cmd`` as root in the root namespace of ``node``'s server;
+    any output means it failed."""
+    output = node.rcmd(cmd).strip()
+    if output:
+        raise SetupError('server %s: `%s...` said: %s' % (node.server, cmd[:60], output[:2000]))
+    return output
 
 
 class ClusterHost(RemoteHost):
@@ -71,10 +99,7 @@ class TunnelLink(RemoteGRELink):
                 cmds.append(['ip', 'link', 'set', name, 'address', addr])
             cmds.append(['ip', 'link', 'set', name, 'mtu', str(TUNNEL_MTU), 'up'])
             for cmd in cmds:
-                output = node.rcmd(' '.join(cmd)).strip()
-                if output:
-                    raise SetupError('server %s: %s tunnel end %s for %s-%s: `%s` said: %s' % (
-                        node.server, self.kind, name, node1, node2, ' '.join(cmd), output))
+                _server_command(node, ' '.join(cmd))
             if not self.moveIntf(name, node):
                 raise SetupError('server %s: cannot move %s into %s' % (node.server, name, node))
 
