@@ -4,6 +4,7 @@ own /run, ovsdb-server, ovs-vswitchd and sshd each), the controller in the
 head namespace: placement, tunnels, reachability, a failed tunnel seen by
 BFD and broadcast by the controller; then bad servers refused by name with
 nothing left running. VXLAN tunnels: this kernel has no ip_gre."""
+import os
 import subprocess
 import sys
 import time
@@ -82,10 +83,12 @@ def test_tunnel_failure_seen_by_bfd_and_broadcast_to_both_servers(cluster):
     start = time.time()
     faults.fail_link(topo, link.node_a, link.node_b, silent=True, sites=fabric.sites)
     try:
-        while {faults.bfd_states(topo, fabric.sites)[i] for _, i in ends} != {'down'}:
-            assert time.time() - start < 5, 'BFD did not see the silent tunnel failure'
-        detected_s = time.time() - start
-        assert detected_s < 2.0
+        while True:
+            states = faults.bfd_states(topo, fabric.sites)
+            if {states[i] for _, i in ends} == {'down'}:
+                break
+            assert time.time() - start < 10, 'BFD did not see the silent tunnel failure: %s' % [
+                (i, states[i]) for _, i in ends]
         deadline = time.time() + 20
         while True:
             changed = {s for s, lines in tables(fabric).items() if lines != before[s]}
@@ -134,8 +137,22 @@ def test_bad_server_is_named_and_nothing_is_left_running(broken_servers, index):
     on_good = subprocess.run(broken_servers.on_server(0, ['sh', '-c', 'ovs-vsctl list-br; ps -e -o args']),
                              capture_output=True, text=True).stdout
     assert 'mininet:' not in on_good and 'e0_0' not in on_good
-    assert 'controller.ryuapp.manager' not in subprocess.run(['ps', '-e', '-o', 'args'], capture_output=True,
-                                                              text=True).stdout
+    # only the harness's unshare and its sleeping child: no controller, no node shell, no ssh
+    assert processes_in_head(broken_servers) == sorted([broken_servers.head.process.pid,
+                                                        broken_servers.head.init_pid])
+
+
+def processes_in_head(servers):
+    """Pids of the processes in the head's network namespace."""
+    head_net = os.readlink('/proc/%d/ns/net' % servers.head.init_pid)
+    pids = []
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            if os.readlink('/proc/%s/ns/net' % pid) == head_net:
+                pids.append(int(pid))
+        except OSError:  # it exited meanwhile
+            pass
+    return pids
 
 
 def test_gre_is_refused_where_the_kernel_has_no_ip_gre(broken_servers):
@@ -150,11 +167,19 @@ def test_gre_is_refused_where_the_kernel_has_no_ip_gre(broken_servers):
         in result.stderr
 
 
+def running(pid):
+    """Whether ``pid`` exists and is not a zombie waiting to be reaped."""
+    try:
+        with open('/proc/%d/stat' % pid) as stat:
+            return stat.read().rsplit(')', 1)[1].split()[0] not in 'ZX'
+    except FileNotFoundError:
+        return False
+
+
 def test_the_harness_leaves_nothing_behind():
     with ContainerServers(1) as servers:
         pids = [servers.head.process.pid, servers.containers[0].init_pid]
         keydir = servers.keydir
     time.sleep(0.5)
-    assert not any(subprocess.run(['kill', '-0', str(pid)], capture_output=True).returncode == 0
-                   for pid in pids)
-    assert not __import__('os').path.exists(keydir)
+    assert not any(running(pid) for pid in pids)
+    assert not os.path.exists(keydir)
