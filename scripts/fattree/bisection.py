@@ -120,16 +120,18 @@ class CpuSample:
 
 # -- one run ----------------------------------------------------------------
 
-def run_flows(net, pairs, duration, omit):
+def run_flows(net, pairs, duration, omit, server_wait_s=1.0):
     """Start one iperf3 TCP flow per (source, destination) host pair at once;
     returns each flow's receiver rate in Mbit/s (after the first ``omit``
-    seconds), in pair order. Every iperf3 is stopped on the way out."""
+    seconds), in pair order. Every iperf3 is stopped on the way out.
+    ``server_wait_s``: time the iperf3 servers get to listen (longer when
+    hosts are on other machines, reached by ssh)."""
     procs = []
     try:
         servers = [net.get(dst).popen(['iperf3', '-s', '-1', '-p', str(IPERF_PORT)])
                    for _, dst in pairs]
         procs += servers
-        time.sleep(1.0)
+        time.sleep(server_wait_s)
         clients = [net.get(src).popen(['iperf3', '-c', net.get(dst).IP(), '-p', str(IPERF_PORT),
                                        '-t', str(duration), '-O', str(omit), '-J'])
                    for src, dst in pairs]
