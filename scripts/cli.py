@@ -68,43 +68,48 @@ def bfd_interval(args, topo):
 
 
 def _fabric(args, **kwargs):
+    from scripts.cluster.cli import fabric_class
     from scripts.fabric import Fabric, check_fits, check_memory
-    switches, hosts, switch_ports = fattree_size(args.k)
-    check_memory('fattree(k=%d)' % args.k, switches + hosts, switch_ports)
+    if not args.cluster:  # spread over servers, the fabric's memory is theirs
+        switches, hosts, switch_ports = fattree_size(args.k)
+        check_memory('fattree(k=%d)' % args.k, switches + hosts, switch_ports)
     topo = FatTree(args.k)
-    check_fits(topo)
-    return Fabric(topo, FATTREE_APP, _params(args), ofp_port=args.ofp_port,
-                  rest_port=args.rest_port, bw=args.bw, bfd_ms=bfd_interval(args, topo),
-                  ready_path=READY_PATH, **kwargs)
+    check_fits(topo, memory=not args.cluster)
+    return fabric_class(args, Fabric)(topo, FATTREE_APP, _params(args), ofp_port=args.ofp_port,
+                                      rest_port=args.rest_port, bw=args.bw,
+                                      bfd_ms=bfd_interval(args, topo), ready_path=READY_PATH, **kwargs)
 
 
 def cmd_fault(args):
     from scripts import faults
+    from scripts.cluster.cli import switch_sites
     topo = FatTree(args.k)
+    sites = switch_sites(args, topo)
     if len(args.names) != (2 if args.target == 'link' else 1):
         raise ValueError('a link is named by its two ends (e.g. e0_0 a0_2, or e0_0 h0_0_2), '
                          'a switch by one name')
     element = (args.target, *args.names)
     if args.command == 'fail':
-        faults.fail(topo, element, silent=args.silent)
+        faults.fail(topo, element, silent=args.silent, sites=sites)
     else:
-        faults.recover(topo, element)
+        faults.recover(topo, element, sites=sites)
     print('%s %s %s%s' % ('failed' if args.command == 'fail' else 'recovered', args.target,
                           ' '.join(args.names), ' (silent)' if getattr(args, 'silent', False) else ''))
 
 
 def cmd_links(args):
-    import subprocess
     from scripts import faults
+    from scripts.cluster.cli import switch_sites
     from topologies.mininet_topo import interface_name
     topo = FatTree(args.k)
-    bfd = faults.bfd_states(topo)
+    sites = switch_sites(args, topo)
+    bfd = faults.bfd_states(topo, sites)
     print('%-8s %-8s %-14s %-14s' % ('a', 'b', 'carrier a/b', 'bfd a/b'))
     for link in topo.switch_links():
         ends = [interface_name(topo, link.node_a, link.port_a), interface_name(topo, link.node_b, link.port_b)]
         carrier = []
-        for interface in ends:
-            out = subprocess.run(['ip', '-br', 'link', 'show', interface], capture_output=True, text=True).stdout
+        for node, interface in zip((link.node_a, link.node_b), ends):
+            out = sites.run(sites.server_of(node), 'ip', '-br', 'link', 'show', interface, check=False).stdout
             carrier.append('up' if 'LOWER_UP' in out else 'absent' if not out else 'down')
         print('%-8s %-8s %-14s %-14s' % (link.node_a, link.node_b, '/'.join(carrier),
                                          '/'.join(str(bfd.get(i)) for i in ends)))
@@ -153,6 +158,7 @@ def cmd_run(args):
 
 
 def build_parser():
+    from scripts.cluster.cli import add_arguments as add_cluster_arguments
     parser = argparse.ArgumentParser(prog='dcfabric', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest='command', required=True)
@@ -166,6 +172,7 @@ def build_parser():
                             'flow classification (3.6) or central flow scheduling (3.7)')
 
     def network_options(p):
+        add_cluster_arguments(p)
         p.add_argument('--bw', type=_positive(float), help='shape every link to BW Mbit/s (HTB)')
         p.add_argument('--bfd-ms', type=non_negative_int, default=None,
                        help='BFD interval on every switch link, detection after 3 misses (0: off; '
@@ -205,10 +212,12 @@ def build_parser():
         if verb == 'fail':
             p.add_argument('--silent', action='store_true',
                            help='black-hole packets but keep carrier up (only BFD notices)')
+        add_cluster_arguments(p, tunnel=False)
         p.set_defaults(func=cmd_fault)
 
     p = sub.add_parser('links', help='carrier and BFD state of every switch-to-switch link')
     p.add_argument('--k', type=_k, default=4)
+    add_cluster_arguments(p, tunnel=False)
     p.set_defaults(func=cmd_links)
 
     p = sub.add_parser('bisection', help='bisection-bandwidth experiment (paper section 4, Table 2)')

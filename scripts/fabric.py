@@ -193,10 +193,11 @@ def check_memory(name, nodes, switch_ports):
                          % (name, needed, available))
 
 
-def check_fits(model):
-    """Before anything starts: Mininet can name every interface, and the
-    machine has the memory the fabric needs."""
-    check_memory(model.name, len(model.nodes), sum(len(model.ports(s.name)) for s in model.switches))
+def check_fits(model, memory=True):
+    """Before anything starts: Mininet can name every interface, and (with
+    ``memory``) this machine has the memory the fabric needs."""
+    if memory:
+        check_memory(model.name, len(model.nodes), sum(len(model.ports(s.name)) for s in model.switches))
     for node in model.nodes.values():
         try:
             ModelTopo.check_interface_names(model, node)
@@ -272,22 +273,24 @@ class Controller:
     controller has programmed the whole fabric (None: not awaited)."""
 
     def __init__(self, app, params, ofp_port=6653, rest_port=8080, log_path=None, ready_path=None,
-                 stats_period=None):
+                 stats_period=None, listen='127.0.0.1'):
         self.app, self.params = app, params
         self.ready_path = ready_path
         self.stats_period = stats_period  # the live view's counter polls (manager's default if None)
         self.ofp_port, self.rest_port = ofp_port, rest_port
+        self.listen = listen
         self.log_path = log_path or tempfile.mktemp(prefix='dcfabric-controller-', suffix='.log')
         self.process = None
 
     def start(self, timeout=30):
         try:
-            check_port_free('127.0.0.1', self.ofp_port, 'OpenFlow')
-            check_port_free('127.0.0.1', self.rest_port, 'REST')
+            check_port_free(self.listen, self.ofp_port, 'OpenFlow')
+            check_port_free(self.listen, self.rest_port, 'REST')
         except PortInUseError as err:
             raise SetupError(str(err)) from None
         cmd = [sys.executable, '-m', 'controller.ryuapp.manager', self.app, '--params', json.dumps(self.params),
-               '--ofp-port', str(self.ofp_port), '--rest-port', str(self.rest_port), '--log', self.log_path]
+               '--ofp-port', str(self.ofp_port), '--rest-port', str(self.rest_port), '--log', self.log_path,
+               '--listen', self.listen]
         if self.stats_period is not None:
             cmd += ['--stats-period', str(self.stats_period)]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
@@ -298,7 +301,7 @@ class Controller:
                 raise SetupError('controller exited with %d; log: %s\n%s'
                                  % (self.process.returncode, self.log_path, self.log_tail()))
             with socket.socket() as probe:
-                if probe.connect_ex(('127.0.0.1', self.ofp_port)) == 0:
+                if probe.connect_ex((self.listen, self.ofp_port)) == 0:
                     return self
             time.sleep(0.2)
         raise SetupError('controller did not listen on port %d within %ds' % (self.ofp_port, timeout))
@@ -383,20 +386,29 @@ class Fabric(MininetContext):
 
     bw: host and switch link rate in Mbit/s (HTB shaping), None for unshaped.
     bfd_ms: BFD interval on every switch-to-switch link (detection after 3
-    missed), None for no BFD. BFD is on from each interface's creation.
+    missed), None for no BFD.
+    listen: the controller's address (switches connect to it).
 
     ``start`` returns when the fabric is ready: every BFD session is up and,
     when the controller has a ready path, it has acknowledged programming
     every switch and holds no failures.
+
+    Subclasses that run the switches elsewhere (scripts/cluster) override
+    ``check``, ``make_net``, ``stop_network``, ``sites`` (where switch
+    commands run) and ``bfd_at_creation``.
     """
+    sites = faults.LOCAL
+    bfd_at_creation = True  # UserOVSSwitch.with_bfd; otherwise enabled once the switches run
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
-                 controller=True, log_level='warning', bfd_ms=None, ready_path=None, stats_period=None):
+                 controller=True, log_level='warning', bfd_ms=None, ready_path=None, stats_period=None,
+                 listen='127.0.0.1'):
         self.model = model
         self.bw = bw
         self.bfd_ms = bfd_ms
+        self.listen = listen
         self.controller = (Controller(app, params, ofp_port, rest_port, ready_path=ready_path,
-                                      stats_period=stats_period) if controller else None)
+                                      stats_period=stats_period, listen=listen) if controller else None)
         self.ofp_port = ofp_port
         self.net = None
         self.started_at = None  # when net.start() returned
@@ -404,22 +416,29 @@ class Fabric(MininetContext):
         self.megaflows_off = False
         self.log_level = log_level
 
-    def start(self):
+    def check(self):
         check_machine()
+
+    def make_net(self, topo, link_class):
+        switch_class = UserOVSSwitch.with_bfd(self.bfd_ms) if self.bfd_ms else UserOVSSwitch
+        net_class = BatchedMininet if link_class is BatchedLink else Mininet
+        return net_class(topo=topo, switch=switch_class, link=link_class, build=False,
+                         controller=None, autoSetMacs=False, autoStaticArp=False)
+
+    def start(self):
+        self.check()
         terminate_on_sigterm()
         setLogLevel(self.log_level)
         if self.controller:
             self.controller.start()
-        link_opts, link_class, net_class = None, BatchedLink, BatchedMininet
+        link_opts, link_class = None, BatchedLink
         if self.bw:
             # TCLink shapes each interface as it makes it (and would turn
             # offloads back on: keep them off).
-            link_opts, link_class, net_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink, Mininet
+            link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink
         topo = ModelTopo(self.model, link_opts=link_opts)
-        switch_class = UserOVSSwitch.with_bfd(self.bfd_ms) if self.bfd_ms else UserOVSSwitch
-        self.net = net_class(topo=topo, switch=switch_class, link=link_class, build=False,
-                           controller=None, autoSetMacs=False, autoStaticArp=False)
-        self.net.addController(ListeningController('c0', ip='127.0.0.1', port=self.ofp_port))
+        self.net = self.make_net(topo, link_class)
+        self.net.addController(ListeningController('c0', ip=self.listen, port=self.ofp_port))
         progress('building %s: %d switches, %d hosts, %d links'
                  % (self.model.name, len(self.model.switches), len(self.model.hosts),
                     len(self.model.links)))
@@ -427,7 +446,7 @@ class Fabric(MininetContext):
         if self.bfd_ms:
             progress('exact-match datapath flows while the fabric runs: megaflows go stale '
                      'across failures (scripts/faults.py exact_match_datapath)')
-            faults.exact_match_datapath()
+            faults.exact_match_datapath(self.sites)
             self.megaflows_off = True
         progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
             self.bfd_ms, len(self.model.switch_links()), bfd.detection_ms(self.bfd_ms))
@@ -438,8 +457,10 @@ class Fabric(MininetContext):
         # generous: ovs-vswitchd brings sessions up one poll loop at a time
         timeout = 60 + len(self.model.switches) // 2
         if self.bfd_ms:
+            if not self.bfd_at_creation:
+                faults.enable_bfd(self.model, self.bfd_ms, sites=self.sites)
             progress('waiting for BFD on %d interfaces' % (2 * len(self.model.switch_links())))
-            faults.wait_bfd_up(self.model, timeout=timeout)
+            faults.wait_bfd_up(self.model, timeout=timeout, sites=self.sites)
         if self.controller and self.controller.ready_path:
             progress('waiting for the controller to program %d switches' % len(self.model.switches))
             self.controller.wait_ready(timeout)
@@ -451,7 +472,7 @@ class Fabric(MininetContext):
 
     def release(self):
         if self.megaflows_off:
-            faults.megaflows_on()
+            faults.megaflows_on(self.sites)
             self.megaflows_off = False
         if self.controller:
             self.controller.stop()

@@ -8,10 +8,14 @@ the Mininet CLI with ``sh dcfabric fail ...``:
   silent link failure  carrier stays up, every packet is black-holed in both
                        directions (tc mirred to the down ifb0): only BFD sees it
   switch failure       every link of the switch (host links too), hard or silent
-A host link's host end lives in the host's network namespace: it is found
-through the host's Mininet shell process and acted on with mnexec.
-and the matching recovery for each. BFD on every switch-to-switch link
+and the matching recovery for each. A host link's host end lives in the
+host's network namespace: it is found through the host's Mininet shell
+process and acted on with mnexec. BFD on every switch-to-switch link
 (Open vSwitch's own) is set up here too.
+
+Commands run where the switch is: ``sites`` says on which server each
+switch runs and runs commands there (``LOCAL``: this machine; a fabric
+spread over servers passes its own, see scripts/cluster/sites.py).
 """
 import json
 import os
@@ -61,35 +65,61 @@ def host_pid(name):
     return pids[0]
 
 
-class Interface:
-    """One end of a link: a switch's in the root namespace, a host's in the
-    host's own namespace (commands run there through mnexec)."""
+class LocalSite:
+    """Every switch runs on this machine."""
 
-    def __init__(self, model, node, port):
+    @staticmethod
+    def server_of(node):
+        return None
+
+    @staticmethod
+    def servers():
+        return [None]
+
+    @staticmethod
+    def run(server, *cmd, check=True):
+        return _sh(*cmd, check=check)
+
+
+LOCAL = LocalSite()
+
+
+class Interface:
+    """One end of a link and where its commands run: a switch's in the root
+    namespace of its server (``sites``), a host's in the host's own
+    namespace on this machine (through mnexec)."""
+
+    def __init__(self, model, node, port, sites=LOCAL):
         self.name = interface_name(model, node, port)
+        self.server = sites.server_of(node)
         self.in_host = model.nodes[node].is_host
+        if self.in_host and self.server is not None:
+            raise FaultError('%s runs on %s: host links are failed only on this machine'
+                             % (node, self.server))
         self.prefix = ('mnexec', '-a', str(host_pid(node))) if self.in_host else ()
         self.sink = HOST_BLACKHOLE_SINK if self.in_host else BLACKHOLE_SINK
+        self.sites = sites
 
     def run(self, *cmd, check=True):
-        return _sh(*(self.prefix + cmd), check=check)
+        return self.sites.run(self.server, *(self.prefix + cmd), check=check)
 
     def exists(self):
         return self.run('ip', 'link', 'show', self.name, check=False).returncode == 0
 
 
-def link_interfaces(model, a, b):
+def link_interfaces(model, a, b, sites=LOCAL):
     """Both ends (Interface) of the cable between a and b (names as the topology has them)."""
     model.node(a)
     model.node(b)
     for port in model.ports(a):
         peer, peer_port = model.peer(a, port)
         if peer == b:
-            interfaces = [Interface(model, a, port), Interface(model, b, peer_port)]
+            interfaces = [Interface(model, a, port, sites), Interface(model, b, peer_port, sites)]
             for interface in interfaces:
                 if not interface.exists():
-                    raise FaultError('interface %s does not exist: is a %s running?'
-                                     % (interface.name, model.name))
+                    raise FaultError('interface %s does not exist%s: is a %s running?'
+                                     % (interface.name, ' on %s' % interface.server if interface.server
+                                        else '', model.name))
             return interfaces
     neighbours = sorted(model.peer(a, p)[0] for p in model.ports(a))
     raise FaultError('no link %s-%s; %s links to: %s' % (a, b, a, ' '.join(neighbours)))
@@ -132,48 +162,48 @@ def unblackhole(interface):
                       BLACKHOLE_PREF, check=False)
 
 
-def fail_link(model, a, b, silent=False):
-    for interface in link_interfaces(model, a, b):
+def fail_link(model, a, b, silent=False, sites=LOCAL):
+    for interface in link_interfaces(model, a, b, sites):
         if silent:
             blackhole(interface)
         else:
             interface.run('ip', 'link', 'set', interface.name, 'down')
 
 
-def recover_link(model, a, b):
+def recover_link(model, a, b, sites=LOCAL):
     """Undo either kind of failure of the link (both are idempotent to undo)."""
-    for interface in link_interfaces(model, a, b):
+    for interface in link_interfaces(model, a, b, sites):
         unblackhole(interface)
         interface.run('ip', 'link', 'set', interface.name, 'up')
 
 
-def fail_switch(model, switch, silent=False):
+def fail_switch(model, switch, silent=False, sites=LOCAL):
     for a, b in switch_links(model, switch):
-        fail_link(model, a, b, silent)
+        fail_link(model, a, b, silent, sites)
 
 
-def recover_switch(model, switch):
+def recover_switch(model, switch, sites=LOCAL):
     for a, b in switch_links(model, switch):
-        recover_link(model, a, b)
+        recover_link(model, a, b, sites)
 
 
-def fail(model, element, silent=False):
+def fail(model, element, silent=False, sites=LOCAL):
     """Fail ``('link', a, b)`` or ``('switch', s)``."""
     if element[0] == 'link':
-        fail_link(model, element[1], element[2], silent)
+        fail_link(model, element[1], element[2], silent, sites)
     else:
-        fail_switch(model, element[1], silent)
+        fail_switch(model, element[1], silent, sites)
 
 
-def recover(model, element):
+def recover(model, element, sites=LOCAL):
     """Recover ``('link', a, b)`` or ``('switch', s)``."""
     if element[0] == 'link':
-        recover_link(model, element[1], element[2])
+        recover_link(model, element[1], element[2], sites)
     else:
-        recover_switch(model, element[1])
+        recover_switch(model, element[1], sites)
 
 
-def exact_match_datapath():
+def exact_match_datapath(sites=LOCAL):
     """Make ovs-vswitchd cache exact-match datapath flows, not megaflows.
 
     Why: with megaflows, Open vSwitch 3.1's userspace datapath kept a
@@ -186,40 +216,50 @@ def exact_match_datapath():
     5 with exact-match flows. It is daemon-wide and lasts until ovs-vswitchd
     restarts (scripts.fabric.Fabric turns megaflows back on at teardown);
     exact-match flows only cost more upcalls."""
-    _sh('ovs-appctl', 'upcall/disable-megaflows')
+    for server in sites.servers():
+        sites.run(server, 'ovs-appctl', 'upcall/disable-megaflows')
 
 
-def megaflows_on():
+def megaflows_on(sites=LOCAL):
     """Undo exact_match_datapath when the fabric that needed it is gone."""
-    _sh('ovs-appctl', 'upcall/enable-megaflows')
+    for server in sites.servers():
+        sites.run(server, 'ovs-appctl', 'upcall/enable-megaflows')
 
 
-def enable_bfd(model, interval_ms=100, mult=3):
-    """Open vSwitch BFD on both ends of every switch-to-switch link, one transaction."""
-    cmd = ['ovs-vsctl']
+def enable_bfd(model, interval_ms=100, mult=3, sites=LOCAL):
+    """Open vSwitch BFD on both ends of every switch-to-switch link, one
+    transaction per server."""
+    cmds = {}
     for link in model.switch_links():
         for node, port in ((link.node_a, link.port_a), (link.node_b, link.port_b)):
-            cmd += ['--', 'set', 'interface', interface_name(model, node, port), 'bfd:enable=true',
-                    'bfd:min_tx=%d' % interval_ms, 'bfd:min_rx=%d' % interval_ms, 'bfd:mult=%d' % mult]
-    _sh(*cmd)
+            cmds.setdefault(sites.server_of(node), ['ovs-vsctl']).extend(
+                ['--', 'set', 'interface', interface_name(model, node, port), 'bfd:enable=true',
+                 'bfd:min_tx=%d' % interval_ms, 'bfd:min_rx=%d' % interval_ms, 'bfd:mult=%d' % mult])
+    for server, cmd in cmds.items():
+        sites.run(server, *cmd)
 
 
-def bfd_states(model):
+def bfd_states(model, sites=LOCAL):
     """{interface: BFD state} for every switch-to-switch interface."""
-    out = _sh('ovs-vsctl', '-f', 'json', '--columns=name,bfd_status', 'list', 'interface').stdout
     states = {}
-    for name, (_, status) in json.loads(out)['data']:
-        states[name] = dict(status).get('state')
+    for server in sites.servers():
+        out = sites.run(server, 'ovs-vsctl', '-f', 'json', '--columns=name,bfd_status',
+                        'list', 'interface').stdout
+        for name, (_, status) in json.loads(out)['data']:
+            states[name] = dict(status).get('state')
     wanted = {interface_name(model, n, p) for l in model.switch_links()
               for n, p in ((l.node_a, l.port_a), (l.node_b, l.port_b))}
     return {name: state for name, state in states.items() if name in wanted}
 
 
-def wait_bfd_up(model, timeout=30):
+def wait_bfd_up(model, timeout=30, sites=LOCAL):
     deadline = time.time() + timeout
     while True:
-        states = bfd_states(model)
-        down = sorted(name for name, state in states.items() if state != 'up')
+        states = bfd_states(model, sites)
+        # an interface missing from OVS counts as down, or no bridges at all would pass
+        down = sorted(name for name, state in states.items() if state != 'up') + (
+            ['%d missing' % (2 * len(model.switch_links()) - len(states))]
+            if len(states) < 2 * len(model.switch_links()) else [])
         if not down:
             return
         if time.time() > deadline:

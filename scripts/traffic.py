@@ -150,14 +150,15 @@ def iperf3_report(client, server, proc, timeout):
     return report
 
 
-def iperf3_flows(net, pairs, seconds, omit=0, port=5201):
+def iperf3_flows(net, pairs, seconds, omit=0, port=5201, server_wait_s=1.0):
     """One iperf3 TCP flow per (client, server) host pair, all at once, each
     server on ``port`` (one per host). Their JSON reports in pair order;
-    every iperf3 is stopped on the way out."""
+    every iperf3 is stopped on the way out. ``server_wait_s``: time the
+    servers get to listen (longer for hosts on other machines, reached by ssh)."""
     procs = []
     try:
         procs += [net.get(server).popen(['iperf3', '-s', '-1', '-p', str(port)]) for _, server in pairs]
-        time.sleep(1.0)  # servers listening
+        time.sleep(server_wait_s)
         clients = [net.get(client).popen(['iperf3', '-c', net.get(server).IP(), '-p', str(port),
                                           '-t', str(seconds), '-O', str(omit), '-J'])
                    for client, server in pairs]

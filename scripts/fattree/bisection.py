@@ -41,6 +41,7 @@ from topologies.fattree import FatTree
 QUEUE_PACKETS = 50
 
 
+
 def add_arguments(p):
     p.add_argument('--k', type=fattree_k, default=4, help='fat-tree arity (even; default 4, as the paper)')
     p.add_argument('--bw', type=positive(float), default=2.0,
