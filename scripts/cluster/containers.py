@@ -171,7 +171,10 @@ class ContainerServers:
             'ip link add %s type bridge' % BRIDGE, 'ip link set %s up' % BRIDGE,
             'ip addr add %s/24 dev %s' % (self.head_address, BRIDGE)]))
         for index, spec in enumerate(self.specs):
+            # an empty /root: a server is a fresh machine, and this machine's
+            # shell start-up files (pyenv's rehash) write noise into every command's stderr
             init = ['mount --make-rprivate /', 'mount -t tmpfs -o mode=755 tmpfs /run',
+                    'mount -t tmpfs -o mode=700 tmpfs /root',
                     *_own_hostname('dcfcl-s%d' % (index + 1), '/run/hosts')]
             if not spec.sudo:
                 init.append('mount --bind /bin/false /usr/bin/sudo')

@@ -37,7 +37,7 @@ def bfd_detection_s(topo, fabric, timeout=30):
     then until BFD is seen down at both ends): both are ssh round trips
     from here, so the second is an upper bound; the link is recovered."""
     link = fabric.tunnels[0]
-    ends = [i for _, i in faults.link_interfaces(topo, link.node_a, link.node_b, fabric.sites)]
+    ends = [end.name for end in faults.link_interfaces(topo, link.node_a, link.node_b, fabric.sites)]
     start = time.time()
     faults.fail_link(topo, link.node_a, link.node_b, silent=True, sites=fabric.sites)
     injected = time.time()

@@ -78,17 +78,17 @@ def test_tunnel_failure_seen_by_bfd_and_broadcast_to_both_servers(cluster):
     topo, _, fabric = cluster
     link = next(l for l in fabric.tunnels if l.node_a == 'a0_2')  # a0_2 (server 1) - c1_2 (server 2)
     ends = faults.link_interfaces(topo, link.node_a, link.node_b, fabric.sites)
-    assert {server for server, _ in ends} == set(fabric.servers)
+    assert {end.server for end in ends} == set(fabric.servers)
     before = tables(fabric)
     start = time.time()
     faults.fail_link(topo, link.node_a, link.node_b, silent=True, sites=fabric.sites)
     try:
         while True:
             states = faults.bfd_states(topo, fabric.sites)
-            if {states[i] for _, i in ends} == {'down'}:
+            if {states[end.name] for end in ends} == {'down'}:
                 break
             assert time.time() - start < 10, 'BFD did not see the silent tunnel failure: %s' % [
-                (i, states[i]) for _, i in ends]
+                (end.name, states[end.name]) for end in ends]
         deadline = time.time() + 20
         while True:
             changed = {s for s, lines in tables(fabric).items() if lines != before[s]}
