@@ -2,13 +2,16 @@
 one recompute per burst of port events (pure: no Ryu).
 
 Start-up semantics. With BFD on, Open vSwitch reports a port not live
-(OFPPS_LIVE clear) until its BFD session first comes up. That is not a
-failure to broadcast, so until a port has been live once only its carrier
-counts. A port whose BFD never comes up is failed once ``grace_s`` have
-passed since the tracker first heard of it: a link that breaks silently
-during start-up is still avoided, after the grace. A port that has been
-live once is failed as soon as it is not live (carrier down or BFD down).
-A port never reported at all (its switch has not connected) is up.
+(OFPPS_LIVE clear) until its BFD session first comes up, and a port
+being added while its veth peer is not up yet is first reported without
+carrier (at k=16 thousands are, in one burst). Neither is a failure to
+broadcast: a port that has not been live once is coming up. It is failed
+when it loses a carrier it had (a link cut during start-up is avoided at
+once), or when ``grace_s`` have passed since the tracker first heard of it
+and it has still not been live (a link that breaks silently during
+start-up is avoided after the grace). A port that has been live once is
+failed as soon as it is not live (carrier down or BFD down). A port never
+reported at all (its switch has not connected) is up.
 """
 from controller.fattree.failover import link_key
 
@@ -19,7 +22,7 @@ class PortStates:
     def __init__(self, topo, grace_s=30.0):
         self.topo = topo
         self.grace_s = grace_s
-        self.ports = {}  # (switch, model port) -> {'carrier', 'live', 'was_live', 'since'}
+        self.ports = {}  # (switch, model port) -> {'carrier', 'live', 'was_live', 'had_carrier', 'since'}
 
     def update(self, switch, port, carrier, live, now):
         """Record one port's state; False for ports that are not switch links."""
@@ -27,25 +30,28 @@ class PortStates:
         if peer is None or self.topo.nodes[peer[0]].is_host:
             return False
         known = self.ports.get((switch, port))
-        was_live = live or (known is not None and known['was_live'])
-        self.ports[(switch, port)] = {'carrier': carrier, 'live': live, 'was_live': was_live,
-                                      'since': now if known is None else known['since']}
+        self.ports[(switch, port)] = {
+            'carrier': carrier, 'live': live,
+            'was_live': live or (known is not None and known['was_live']),
+            'had_carrier': carrier or (known is not None and known['had_carrier']),
+            'since': now if known is None else known['since']}
         return True
 
     def port_is_up(self, switch, port, now):
         state = self.ports.get((switch, port))
         if state is None:
             return True
-        if not state['carrier']:
-            return False
         if state['was_live']:
             return state['live']
-        return now - state['since'] < self.grace_s
+        return self._coming_up(state, now)
+
+    def _coming_up(self, state, now):
+        """Not live yet, with carrier or never had it, within the grace."""
+        return (state['carrier'] or not state['had_carrier']) and now - state['since'] < self.grace_s
 
     def waiting_for_first_live(self, now):
-        """Ports with carrier whose liveness (BFD) has not come up yet, within the grace."""
-        return sorted(key for key, s in self.ports.items()
-                      if s['carrier'] and not s['was_live'] and now - s['since'] < self.grace_s)
+        """Ports still coming up: not live once yet (carrier or BFD), within the grace."""
+        return sorted(key for key, s in self.ports.items() if not s['was_live'] and self._coming_up(s, now))
 
     def failed_links(self, now):
         return frozenset(link_key(link.node_a, link.node_b) for link in self.topo.switch_links()

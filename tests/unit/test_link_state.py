@@ -39,10 +39,30 @@ def test_once_live_a_port_fails_as_soon_as_it_is_not_live():
     assert ports.failed_links(3.0) == frozenset()
 
 
-def test_carrier_down_fails_at_once_even_during_start_up():
+def test_a_port_added_before_its_peer_is_up_is_coming_up_not_failed():
+    topo, ports = k4()
+    port = topo.port_to('c1_1', 'a2_2')
+    ports.update('c1_1', port, False, False, 0.0)  # no carrier yet: the veth peer is being set up
+    assert ports.failed_links(29.0) == frozenset()
+    assert ports.waiting_for_first_live(29.0) == [('c1_1', port)]
+    ports.update('c1_1', port, True, True, 29.0)
+    assert ports.failed_links(31.0) == frozenset() and ports.waiting_for_first_live(31.0) == []
+
+
+def test_a_port_that_never_gets_carrier_fails_when_the_grace_ends():
     topo, ports = k4()
     ports.update('c1_1', topo.port_to('c1_1', 'a2_2'), False, False, 0.0)
-    assert ports.failed_links(0.0) == {link_key('c1_1', 'a2_2')}
+    assert ports.failed_links(30.0) == {link_key('c1_1', 'a2_2')}
+    assert ports.waiting_for_first_live(30.0) == []
+
+
+def test_carrier_lost_during_start_up_fails_at_once():
+    topo, ports = k4()
+    port = topo.port_to('c1_1', 'a2_2')
+    ports.update('c1_1', port, True, False, 0.0)  # carrier, BFD still coming up
+    ports.update('c1_1', port, False, False, 1.0)  # cut before BFD came up
+    assert ports.failed_links(1.0) == {link_key('c1_1', 'a2_2')}
+    assert ports.waiting_for_first_live(1.0) == []
 
 
 def test_a_burst_of_500_port_events_costs_one_recompute():
@@ -51,6 +71,8 @@ def test_a_burst_of_500_port_events_costs_one_recompute():
     batch = Coalescer(lambda delay, fn: scheduled.append((delay, fn)),
                       lambda: recomputes.append(ports.failed_links(0.0)), delay_s=0.05)
     links = topo.switch_links()
+    for link in links:  # the fabric is up: every port has been live
+        ports.update(link.node_a, link.port_a, True, True, 0.0)
     for event in range(500):
         link = links[event % len(links)]
         ports.update(link.node_a, link.port_a, event % 2 == 0, event % 2 == 0, 0.0)
