@@ -63,6 +63,7 @@ class UserOVSSwitch(OVSSwitch):
                 batch = []
             if command is not None:
                 batch.append(command)
+        progress('%d switches in ovsdb; waiting for ovs-vswitchd to apply them' % len(switches))
         # a waiting transaction that changes nothing: returns once ovs-vswitchd caught up
         applied = subprocess.run(['ovs-vsctl', '--timeout=%d' % (60 + len(switches)), '--if-exists',
                                   'del-br', 'dcfabric-no-such-bridge'], capture_output=True, text=True)
@@ -120,6 +121,7 @@ class BatchedMininet(Mininet):
     and per host, one after the other: minutes at k=16)."""
 
     def configHosts(self):
+        progress('creating %d veth pairs' % len(self.links))
         lines = []
         for link in self.links:
             name1, name2, addr1, addr2, node1, node2 = link.pair
@@ -139,6 +141,7 @@ class BatchedMininet(Mininet):
                                  capture_output=True, text=True)
         if created.returncode != 0:
             raise SetupError('creating veths failed: %s' % created.stderr.strip()[:500])
+        progress('configuring %d hosts' % len(self.hosts))
         for host in self.hosts:
             intf = host.defaultIntf()
             ip, prefix = host.params['ip'].split('/')
@@ -151,8 +154,14 @@ class BatchedMininet(Mininet):
                 raise SetupError('configuring %s failed: %s' % (host, out.strip()))
 
 
+_PROGRESS_T0 = []
+
+
 def progress(message):
-    print('... ' + message, file=sys.stderr, flush=True)
+    """A step of long work, stamped with seconds since the first step (where the time goes at k=16)."""
+    now = time.monotonic()
+    _PROGRESS_T0[:] = _PROGRESS_T0 or [now]
+    print('... [%6.1f s] %s' % (now - _PROGRESS_T0[0], message), file=sys.stderr, flush=True)
 
 
 def hosts_tx_offload_off(net):
