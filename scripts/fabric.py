@@ -21,7 +21,7 @@ from mininet.net import Mininet
 from mininet.node import OVSSwitch, RemoteController
 
 from controller.ryuapp.manager import PortInUseError, check_port_free
-from scripts import REPO_ROOT, bfd, faults
+from scripts import REPO_ROOT, bfd, faults, ovsdb
 from topologies.mininet_topo import ModelTopo
 
 
@@ -45,26 +45,38 @@ class UserOVSSwitch(OVSSwitch):
         params.setdefault('failMode', 'secure')
         super().__init__(name, **params)
 
+    def start(self, controllers):
+        # batchStartup makes the bridge from these facts (Mininet queues ovs-vsctl text)
+        self.controller_targets = ['%s:%s:%d' % (c.protocol, c.IP(), c.port) for c in controllers]
+        super().start(controllers)
+
+    def bridge(self):
+        """This switch as one bridge of an OVSDB transaction: what Mininet's
+        OVSSwitch.start and bridgeOpts/intfOpts would make."""
+        other_config = {'datapath-id': self.dpid, 'dp-desc': self.name}
+        if not self.inband:
+            other_config['disable-in-band'] = 'true'
+        return ovsdb.Bridge(
+            name=self.name, datapath_type='netdev' if self.datapath == 'user' else 'system',
+            fail_mode=self.failMode, protocols=self.protocols.split(',') if self.protocols else [],
+            other_config=other_config, controllers=self.controller_targets, max_backoff=self.reconnectms,
+            ports=[(intf.name, self.ports[intf], self.bfd_options(intf))
+                   for intf in self.intfList() if self.ports[intf] and not intf.IP()])
+
     @classmethod
     def batchStartup(cls, switches, run=None):
-        """Mininet's batched start (ovs-vsctl transactions of up to 128 KB of
-        command line), each with ``--no-wait`` and then one transaction that
-        waits for ovs-vswitchd to have applied them all: otherwise every
-        transaction waits for ovs-vswitchd to reconfigure every bridge made
-        before it, minutes at k=16."""
-        commands = [command.strip() for switch in switches for command in switch.commands]
-        batch = []
-        for command in commands + [None]:
-            if batch and (command is None or sum(map(len, batch)) + len(command) >= cls.argmax):
-                started = subprocess.run('ovs-vsctl --no-wait ' + ' '.join(batch), shell=True,
-                                         capture_output=True, text=True)
-                if started.returncode != 0:
-                    raise SetupError('starting switches failed: %s' % started.stderr.strip()[:500])
-                batch = []
-            if command is not None:
-                batch.append(command)
+        """Every bridge in one OVSDB transaction (scripts/ovsdb.py: ovs-vsctl
+        took 160 s at k=16), bridges of the same names left by an earlier
+        run removed first, as Mininet does; then one ovs-vsctl transaction
+        that changes nothing and returns once ovs-vswitchd has applied it."""
+        try:
+            left = ovsdb.delete_bridges([switch.name for switch in switches])
+            if left:
+                progress('removed %d bridges left by an earlier run' % len(left))
+            ovsdb.add_bridges([switch.bridge() for switch in switches])
+        except ovsdb.OvsdbError as error:
+            raise SetupError('starting %d switches failed: %s' % (len(switches), error))
         progress('%d switches in ovsdb; waiting for ovs-vswitchd to apply them' % len(switches))
-        # a waiting transaction that changes nothing: returns once ovs-vswitchd caught up
         applied = subprocess.run(['ovs-vsctl', '--timeout=%d' % (60 + len(switches)), '--if-exists',
                                   'del-br', 'dcfabric-no-such-bridge'], capture_output=True, text=True)
         if applied.returncode != 0:
@@ -81,15 +93,20 @@ class UserOVSSwitch(OVSSwitch):
     def with_bfd(cls, interval_ms):
         return type('BfdUserOVSSwitch', (cls,), {'bfd_ms': interval_ms})
 
-    def intfOpts(self, intf):
-        opts = super().intfOpts(intf)
+    def bfd_options(self, intf):
+        """The interface's BFD column: on for switch-to-switch links when
+        the class has an interval, {} otherwise."""
         link = getattr(intf, 'link', None)
-        if self.bfd_ms and link is not None:
-            peer = link.intf2 if link.intf1 is intf else link.intf1
-            if isinstance(peer.node, OVSSwitch):
-                opts += ' bfd:enable=true bfd:min_tx=%d bfd:min_rx=%d bfd:mult=%d' % (
-                    self.bfd_ms, self.bfd_ms, bfd.MULT)
-        return opts
+        if not self.bfd_ms or link is None:
+            return {}
+        peer = link.intf2 if link.intf1 is intf else link.intf1
+        if not isinstance(peer.node, OVSSwitch):
+            return {}
+        return {'enable': 'true', 'min_tx': self.bfd_ms, 'min_rx': self.bfd_ms, 'mult': bfd.MULT}
+
+    def intfOpts(self, intf):
+        # the cluster edition's servers still start bridges with ovs-vsctl text
+        return super().intfOpts(intf) + ''.join(' bfd:%s=%s' % item for item in self.bfd_options(intf).items())
 
 
 class BatchedIntf(Intf):
@@ -118,10 +135,17 @@ class BatchedMininet(Mininet):
     """Mininet whose build creates all veths in one ``ip -batch`` and
     configures every host with one command, sent to all hosts before any
     answer is awaited (Mininet does several shell round trips per interface
-    and per host, one after the other: minutes at k=16)."""
+    and per host, one after the other: minutes at k=16).
+
+    Every veth end in the root namespace joins interface group
+    ``link_group`` (this process's pid: unique while it runs), so teardown
+    removes them all with one ``ip link delete group``: the kernel then
+    unregisters them as one batch instead of one RCU wait per interface
+    (minutes at k=16)."""
 
     def configHosts(self):
         progress('creating %d veth pairs' % len(self.links))
+        self.link_group = os.getpid()
         lines = []
         for link in self.links:
             name1, name2, addr1, addr2, node1, node2 = link.pair
@@ -133,9 +157,9 @@ class BatchedMininet(Mininet):
             peer = 'netns %d' % node2.pid if node2.inNamespace else ''
             lines.append('link add name %s address %s type veth peer name %s address %s %s'
                          % (name1, addr1, name2, addr2, peer))
-            lines.append('link set %s up' % name1)
+            lines.append('link set %s group %d up' % (name1, self.link_group))
             if not node2.inNamespace:
-                lines.append('link set %s up' % name2)
+                lines.append('link set %s group %d up' % (name2, self.link_group))
             link.intf1.mac, link.intf2.mac = (addr1, addr2) if link.intf1.name == name1 else (addr2, addr1)
         created = subprocess.run(['ip', '-batch', '-'], input='\n'.join(lines) + '\n',
                                  capture_output=True, text=True)
@@ -253,20 +277,22 @@ def stop_ovs_network(net):
     net.stop(), which deletes every interface through a node's shell, one at
     a time, while its bridge still exists (ovs-vswitchd reconfigures after
     each: minutes at k=16): every bridge in one ovsdb transaction, every
-    switch-side interface (and so its veth peer) in one ``ip -batch``, then
-    the node shells (a host's namespace goes with its shell). Each step runs
-    even if one before it failed; the first failure is raised at the end.
-    ``--no-wait``: ovs-vswitchd drops the bridges in its own time (at k=16
-    that is minutes), and nothing here needs to wait for it."""
+    switch-side veth (and so its peer) in one ``ip link delete group``
+    (BatchedMininet), then the node shells (a host's namespace goes with its
+    shell). Each step runs even if one before it failed; the first failure
+    is raised at the end. ovs-vswitchd drops the bridges in its own time,
+    and nothing here needs to wait for it."""
     errors = []
-    cmd = ['ovs-vsctl', '--no-wait', '--timeout=60']
-    for switch in net.switches:
-        cmd += ['--', '--if-exists', 'del-br', switch.name]
-    deleted = subprocess.run(cmd, capture_output=True, text=True)
-    if deleted.returncode != 0:
-        errors.append('ovs-vsctl del-br: %s' % deleted.stderr.strip()[:300])
+    try:
+        ovsdb.delete_bridges([switch.name for switch in net.switches])
+    except ovsdb.OvsdbError as error:
+        errors.append('deleting bridges: %s' % error)
+    link_group = getattr(net, 'link_group', None)
+    if link_group is not None:
+        subprocess.run(['ip', 'link', 'delete', 'group', str(link_group)], capture_output=True)
+    # what the group did not hold (TCLink makes its own veths); -force: a
+    # veth already gone with its peer is no reason to stop
     interfaces = [intf.name for s in net.switches for intf in s.intfList() if intf.name != 'lo']
-    # -force: a veth already gone with its peer is no reason to stop
     subprocess.run(['ip', '-force', '-batch', '-'], capture_output=True, text=True,
                    input=''.join('link del dev %s\n' % name for name in interfaces))
     for node in net.hosts + net.switches:

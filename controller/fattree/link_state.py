@@ -9,7 +9,9 @@ broadcast: a port that has not been live once is coming up. It is failed
 when it loses a carrier it had (a link cut during start-up is avoided at
 once), or when ``grace_s`` have passed since the tracker first heard of it
 and it has still not been live (a link that breaks silently during
-start-up is avoided after the grace). A port that has been live once is
+start-up is avoided after the grace). The grace runs from when both ends
+were first heard of, as a BFD session needs both: at k=16 a switch can
+connect a minute after its neighbours. A port that has been live once is
 failed as soon as it is not live (carrier down or BFD down). A port never
 reported at all (its switch has not connected) is up.
 """
@@ -30,6 +32,11 @@ class PortStates:
         if peer is None or self.topo.nodes[peer[0]].is_host:
             return False
         known = self.ports.get((switch, port))
+        if known is None:
+            # a BFD session needs both ends: the peer's grace starts again with this one
+            peer_state = self.ports.get(peer)
+            if peer_state is not None and not peer_state['was_live']:
+                peer_state['since'] = now
         self.ports[(switch, port)] = {
             'carrier': carrier, 'live': live,
             'was_live': live or (known is not None and known['was_live']),

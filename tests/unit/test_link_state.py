@@ -56,6 +56,15 @@ def test_a_port_that_never_gets_carrier_fails_when_the_grace_ends():
     assert ports.waiting_for_first_live(30.0) == []
 
 
+def test_the_grace_runs_from_when_both_ends_were_heard_of():
+    topo, ports = k4()
+    ports.update('a0_2', topo.port_to('a0_2', 'c1_1'), True, False, 0.0)
+    ports.update('c1_1', topo.port_to('c1_1', 'a0_2'), True, False, 20.0)  # c1_1 connects later
+    assert ports.failed_links(49.0) == frozenset()
+    assert len(ports.waiting_for_first_live(49.0)) == 2
+    assert ports.failed_links(50.0) == {link_key('a0_2', 'c1_1')}
+
+
 def test_carrier_lost_during_start_up_fails_at_once():
     topo, ports = k4()
     port = topo.port_to('c1_1', 'a2_2')
