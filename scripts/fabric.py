@@ -29,21 +29,26 @@ class SetupError(RuntimeError):
     """The machine is not ready for an emulation (not root, OVS down, port taken)."""
 
 
-class UserOVSSwitch(OVSSwitch):
+class NetdevOVSSwitch(OVSSwitch):
     """OVS on the userspace datapath (no kernel module here), OpenFlow 1.3,
-    fail-mode secure. A real subclass, so Mininet starts switches in one batch.
-
-    With ``bfd_ms`` set (a subclass per interval: see ``with_bfd``), every
-    switch-to-switch interface is created with BFD on, in the same ovsdb
-    transaction as its bridge: a port is never live before its BFD session
-    is up, so the controller never sees BFD's start as a failure."""
-    bfd_ms = None
+    fail-mode secure, started by Mininet's own code (a real subclass, so
+    Mininet starts switches in one batch): bare Mininet, for comparison."""
 
     def __init__(self, name, **params):
         params.setdefault('datapath', 'user')
         params.setdefault('protocols', 'OpenFlow13')
         params.setdefault('failMode', 'secure')
         super().__init__(name, **params)
+
+
+class UserOVSSwitch(NetdevOVSSwitch):
+    """The project's switch: the bridges of a whole fabric in one OVSDB transaction.
+
+    With ``bfd_ms`` set (a subclass per interval: see ``with_bfd``), every
+    switch-to-switch interface is created with BFD on, in the same ovsdb
+    transaction as its bridge: a port is never live before its BFD session
+    is up, so the controller never sees BFD's start as a failure."""
+    bfd_ms = None
 
     def start(self, controllers):
         # batchStartup makes the bridge from these facts (Mininet queues ovs-vsctl text)

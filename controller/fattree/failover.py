@@ -309,10 +309,10 @@ def _add_detours(table, entries):
     return table
 
 
-def broadcast_tables(topo, failed):
+def broadcast_tables(topo, failed, avoid=None):
     """Every switch's table under a set of failed links (link keys), from the
-    paper's broadcast alone."""
-    avoid = broadcast(topo, failed)
+    paper's broadcast alone (``avoid``: its result, when already known)."""
+    avoid = broadcast(topo, failed) if avoid is None else avoid
     return {sw.name: table_with_failures(topo, sw.name, avoid.get(sw.name, {}))
             for sw in topo.switches}
 
@@ -322,8 +322,8 @@ def routing(topo, failed):
     tables with their detours, and per switch the up-ports each tagged or
     detoured prefix must not use (a detour allows only its own port), for
     the schemes that pick upward ports themselves."""
-    tables = broadcast_tables(topo, failed)
     avoid = broadcast(topo, failed)
+    tables = broadcast_tables(topo, failed, avoid)
     # with nothing failed the two-level tables route every pair (Algorithms 1-2)
     for switch, entries in (detours(topo, failed, tables) if failed else {}).items():
         _add_detours(tables[switch], entries)

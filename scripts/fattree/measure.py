@@ -27,7 +27,7 @@ from controller.fattree.failover import link_key, tables_with_failures
 from controller.fattree.pipeline import compile_table, rule_counts
 from controller.fattree.twolevel import all_tables
 from scripts import bfd, faults, traffic
-from scripts.fabric import Fabric, UserOVSSwitch, check_fits, progress
+from scripts.fabric import Fabric, NetdevOVSSwitch, check_fits, progress
 from scripts.argtypes import fattree_k
 from topologies.fattree import FatTree
 from topologies.mininet_topo import ModelTopo
@@ -92,7 +92,7 @@ def bare_mininet(topo):
     """Build, start and stop the topology in plain Mininet, as Mininet does it."""
     setLogLevel('warning')
     started = time.time()
-    net = Mininet(topo=ModelTopo(topo), switch=UserOVSSwitch, controller=None, build=False,
+    net = Mininet(topo=ModelTopo(topo), switch=NetdevOVSSwitch, controller=None, build=False,
                   autoSetMacs=False, autoStaticArp=False)
     try:
         net.build()
