@@ -174,7 +174,8 @@ CSV_COLUMNS = ['k', 'switches', 'hosts', 'bfd_interval_ms', 'bfd_detection_ms', 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--k', type=fattree_k, nargs='+', default=[4, 8, 16])
+    parser.add_argument('--k', type=fattree_k, nargs='*', default=[4, 8, 16],
+                        help='fabrics to build (none: model timing only, no root or OVS needed)')
     parser.add_argument('--model-k', type=fattree_k, nargs='*', default=[4, 8, 16, 48])
     parser.add_argument('--sample', type=int, default=1000, help='pairs pinged above --sample-above')
     parser.add_argument('--sample-above', type=int, default=8)
@@ -189,8 +190,9 @@ def main(argv=None):
     for k in args.model_k:
         progress('model k=%d: computing every table' % k)
         timing.append(model_timing(k))
-    with open(os.path.join(args.out, 'model_timing.json'), 'w') as f:
-        json.dump(timing, f, indent=2)
+    if timing:
+        with open(os.path.join(args.out, 'model_timing.json'), 'w') as f:
+            json.dump(timing, f, indent=2)
     rows = []
     for k in args.k:
         row = measure(k, args.ofp_port, args.rest_port, args.sample, args.sample_above, args.seed)
@@ -203,16 +205,18 @@ def main(argv=None):
         rows.append(row)
         with open(os.path.join(args.out, 'startup.json'), 'w') as f:
             json.dump(rows, f, indent=2)
-    with open(os.path.join(args.out, 'startup.csv'), 'w', newline='') as f:
-        writer = csv.DictWriter(f, CSV_COLUMNS, extrasaction='ignore')
-        writer.writeheader()
-        writer.writerows(rows)
+    if rows:
+        with open(os.path.join(args.out, 'startup.csv'), 'w', newline='') as f:
+            writer = csv.DictWriter(f, CSV_COLUMNS, extrasaction='ignore')
+            writer.writeheader()
+            writer.writerows(rows)
     for row in rows:
         print(' '.join('%s=%s' % (c, row.get(c)) for c in CSV_COLUMNS))
     for t in timing:
         print('model k=%(k)d (%(switches)d switches): all tables %(compute_all_s).2f s, '
               'after one failure %(recompute_one_failure_s).2f s' % t)
-    print('written: %s/startup.json, startup.csv, model_timing.json' % args.out)
+    print('written to %s: %s' % (args.out, ', '.join(
+        (['startup.json', 'startup.csv'] if rows else []) + (['model_timing.json'] if timing else []))))
 
 
 if __name__ == '__main__':
