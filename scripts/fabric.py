@@ -61,12 +61,16 @@ class UserOVSSwitch(NetdevOVSSwitch):
         other_config = {'datapath-id': self.dpid, 'dp-desc': self.name}
         if not self.inband:
             other_config['disable-in-band'] = 'true'
+        ports = []
+        for intf in self.intfList():
+            if self.ports[intf] and not intf.IP():
+                bfd_options = self.bfd_options(intf)
+                ports.append((intf.name, self.ports[intf], {'bfd': bfd_options} if bfd_options else {}))
         return ovsdb.Bridge(
             name=self.name, datapath_type='netdev' if self.datapath == 'user' else 'system',
             fail_mode=self.failMode, protocols=self.protocols.split(',') if self.protocols else [],
             other_config=other_config, controllers=self.controller_targets, max_backoff=self.reconnectms,
-            ports=[(intf.name, self.ports[intf], self.bfd_options(intf))
-                   for intf in self.intfList() if self.ports[intf] and not intf.IP()])
+            ports=ports)
 
     @classmethod
     def batchStartup(cls, switches, run=None):
@@ -290,7 +294,7 @@ def stop_ovs_network(net):
     errors = []
     try:
         ovsdb.delete_bridges([switch.name for switch in net.switches])
-    except ovsdb.OvsdbError as error:
+    except Exception as error:  # the veths and shells must go whatever happened here
         errors.append('deleting bridges: %s' % error)
     link_group = getattr(net, 'link_group', None)
     if link_group is not None:

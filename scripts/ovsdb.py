@@ -12,11 +12,13 @@ transaction, pure data, unit tested; ``transact`` sends it.
 """
 import collections
 import os
+import select
 
 DB_SOCKET = 'unix:/var/run/openvswitch/db.sock'
 DATABASE = 'Open_vSwitch'
 
-# ports: [(interface name, ofport_request, {bfd option: value})]
+# ports: [(interface name, ofport_request, {Interface column: value})], a
+# dict value being an OVSDB map (bfd, options)
 Bridge = collections.namedtuple('Bridge', 'name datapath_type fail_mode protocols other_config controllers '
                                           'max_backoff ports')
 
@@ -46,10 +48,10 @@ def add_bridges_ops(bridges):
     for b, bridge in enumerate(bridges):
         local = insert('Interface', {'name': bridge.name, 'type': 'internal'}, 'b%di' % b)
         port_refs = [insert('Port', {'name': bridge.name, 'interfaces': local}, 'b%dp' % b)]
-        for p, (intf, ofport, bfd) in enumerate(bridge.ports):
+        for p, (intf, ofport, columns) in enumerate(bridge.ports):
             row = {'name': intf, 'ofport_request': ofport}
-            if bfd:
-                row['bfd'] = _map(bfd)
+            row.update((column, _map(value) if isinstance(value, dict) else value)
+                       for column, value in columns.items())
             interface = insert('Interface', row, 'b%di%d' % (b, p))
             port_refs.append(insert('Port', {'name': intf, 'interfaces': interface}, 'b%dp%d' % (b, p)))
         controller_refs = []
@@ -78,7 +80,13 @@ def transact(ops, remote=DB_SOCKET):
     """Send one transaction; the result of each operation, or OvsdbError
     naming the first operation that failed."""
     import ovs.jsonrpc
+    import ovs.poller
     import ovs.stream
+    # The library waits with select() unless told otherwise (its own comment:
+    # replace SelectPoll by select.poll when not under eventlet); select()
+    # cannot watch descriptors >= 1024 and a k=16 fabric's process holds
+    # thousands (a pty per node).
+    ovs.poller.SelectPoll = select.poll
     error, stream = ovs.stream.Stream.open_block(ovs.stream.Stream.open(remote))
     if error:
         raise OvsdbError('cannot reach ovsdb-server at %s: %s (is Open vSwitch running?)'

@@ -14,6 +14,7 @@ import tempfile
 from controller.openflow.diff import (
     ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP)
 from controller.openflow.rules import group_to_ofctl, to_ofctl
+from scripts import ovsdb
 from topologies.model import ofport
 
 _BRIDGE = re.compile(r'^\s*bridge\("(.+)"\)')
@@ -40,20 +41,20 @@ class OvsFabric:
 
     def __enter__(self):
         self.remove()
-        cmd = ['ovs-vsctl']
+        bridges = []
         for switch in self.topo.switches:
-            cmd += ['--', 'add-br', self.bridge(switch.name), '--', 'set', 'bridge',
-                    self.bridge(switch.name), 'datapath_type=netdev', 'protocols=OpenFlow13',
-                    'fail_mode=secure']
+            ports = []
             for port in self.topo.ports(switch.name):
                 peer_node, peer_port = self.topo.peer(switch.name, port)
                 peer = ('%s-host' % self.port_name(switch.name, port)
                         if self.topo.nodes[peer_node].is_host else self.port_name(peer_node, peer_port))
-                name = self.port_name(switch.name, port)
-                cmd += ['--', 'add-port', self.bridge(switch.name), name, '--', 'set', 'interface',
-                        name, 'type=patch', 'options:peer=' + peer, 'ofport_request=%d' % ofport(port)]
+                ports.append((self.port_name(switch.name, port), ofport(port),
+                              {'type': 'patch', 'options': {'peer': peer}}))
+            bridges.append(ovsdb.Bridge(
+                name=self.bridge(switch.name), datapath_type='netdev', fail_mode='secure',
+                protocols=['OpenFlow13'], other_config={}, controllers=[], max_backoff=None, ports=ports))
         try:
-            _run(*cmd)
+            ovsdb.add_bridges(bridges)
         except BaseException:
             self.remove()
             raise
@@ -63,10 +64,7 @@ class OvsFabric:
         self.remove()
 
     def remove(self):
-        cmd = ['ovs-vsctl']
-        for bridge in self.bridges:
-            cmd += ['--', '--if-exists', 'del-br', bridge]
-        _run(*cmd)
+        ovsdb.delete_bridges(self.bridges)
 
     def install(self, switch, rules, groups=()):
         """Replace the switch's flows (and groups) with the given plain-data ones."""

@@ -11,7 +11,7 @@ def bridge(name, ports):
 
 def test_bridges_ports_interfaces_and_controllers_in_one_transaction():
     bfd = {'enable': 'true', 'min_tx': 100, 'min_rx': 100, 'mult': 3}
-    ops = add_bridges_ops([bridge('e0_0', [('e0_0-eth1', 1, {}), ('e0_0-eth3', 3, bfd)]),
+    ops = add_bridges_ops([bridge('e0_0', [('e0_0-eth1', 1, {}), ('e0_0-eth3', 3, {'bfd': bfd})]),
                            bridge('a0_2', [])])
     inserts = [op for op in ops if op['op'] == 'insert']
     by_name = {op['uuid-name']: op for op in inserts}
@@ -30,6 +30,9 @@ def test_bridges_ports_interfaces_and_controllers_in_one_transaction():
     assert interfaces[1] == {'name': 'e0_0-eth1', 'ofport_request': 1}
     assert interfaces[2] == {'name': 'e0_0-eth3', 'ofport_request': 3, 'bfd': [
         'map', [['enable', 'true'], ['min_rx', '100'], ['min_tx', '100'], ['mult', '3']]]}
+    patch = add_bridges_ops([bridge('x', [('x-p1', 1, {'type': 'patch', 'options': {'peer': 'y-p1'}})])])
+    assert patch[2]['row'] == {'name': 'x-p1', 'ofport_request': 1, 'type': 'patch',
+                               'options': ['map', [['peer', 'y-p1']]]}
     controller = by_name[e0_0['controller'][1][0][1]]['row']
     assert controller == {'target': 'tcp:127.0.0.1:6653', 'max_backoff': 1000}
     # last: both bridges join the switch's bridge set
