@@ -1,5 +1,5 @@
 """A whole fabric's bridges added or removed in one OVSDB transaction
-(RFC 7047, sent to ovsdb-server with Open vSwitch's own Python library).
+(RFC 7047 JSON-RPC on ovsdb-server's socket).
 
 Why not ovs-vsctl: it re-reads and re-checks the whole database for every
 command, and ovs-vswitchd reconfigures after every transaction it commits;
@@ -11,8 +11,8 @@ local internal port, controllers, options); ``add_bridges_ops`` is the
 transaction, pure data, unit tested; ``transact`` sends it.
 """
 import collections
-import os
-import select
+import json
+import socket
 
 DB_SOCKET = 'unix:/var/run/openvswitch/db.sock'
 DATABASE = 'Open_vSwitch'
@@ -76,38 +76,63 @@ def delete_bridges_ops(uuids):
              'mutations': [['bridges', 'delete', _set(['uuid', u] for u in uuids)]]}]
 
 
-def transact(ops, remote=DB_SOCKET):
-    """Send one transaction; the result of each operation, or OvsdbError
-    naming the first operation that failed."""
-    import ovs.jsonrpc
-    import ovs.poller
-    import ovs.stream
-    # The library waits with select() unless told otherwise (its own comment:
-    # replace SelectPoll by select.poll when not under eventlet); select()
-    # cannot watch descriptors >= 1024 and a k=16 fabric's process holds
-    # thousands (a pty per node).
-    ovs.poller.SelectPoll = select.poll
-    error, stream = ovs.stream.Stream.open_block(ovs.stream.Stream.open(remote))
-    if error:
-        raise OvsdbError('cannot reach ovsdb-server at %s: %s (is Open vSwitch running?)'
-                         % (remote, os.strerror(error)))
-    connection = ovs.jsonrpc.Connection(stream)
-    try:
-        request = ovs.jsonrpc.Message.create_request('transact', [DATABASE] + list(ops))
-        error, reply = connection.transact_block(request)
-    finally:
-        connection.close()
-    if error:
-        raise OvsdbError('ovsdb-server at %s: %s' % (remote, os.strerror(error)))
-    if reply.error is not None:
-        raise OvsdbError('ovsdb-server refused the transaction: %s' % (reply.error,))
+def _unix_path(remote):
+    if not remote.startswith('unix:'):
+        raise OvsdbError('only unix: ovsdb remotes are supported here, not %r' % remote)
+    return remote[len('unix:'):]
+
+
+def transact(ops, remote=DB_SOCKET, timeout_s=120):
+    """Send one transaction (JSON-RPC over ovsdb-server's socket, RFC 7047
+    4.1.3) and return the result of each operation, or raise OvsdbError
+    naming the first operation that failed. A blocking socket on purpose:
+    Open vSwitch's Python library waits with select(), which cannot watch
+    the descriptors >= 1024 a k=16 fabric's process holds."""
     ops = list(ops)
-    for index, result in enumerate(reply.result):
+    try:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(timeout_s)
+        connection.connect(_unix_path(remote))
+    except OSError as error:
+        raise OvsdbError('cannot reach ovsdb-server at %s: %s (is Open vSwitch running?)'
+                         % (remote, error.strerror or error))
+    with connection:
+        try:
+            connection.sendall(json.dumps({'method': 'transact', 'params': [DATABASE] + ops,
+                                           'id': 0}).encode())
+            reply = _reply(connection, 0)
+        except OSError as error:
+            raise OvsdbError('ovsdb-server at %s: %s' % (remote, error))
+    if reply.get('error') is not None:
+        raise OvsdbError('ovsdb-server refused the transaction: %s' % (reply['error'],))
+    for index, result in enumerate(reply['result']):
         if result and 'error' in result:
             op = ops[index] if index < len(ops) else {'op': 'commit', 'table': ''}
             raise OvsdbError('ovsdb transaction failed at %s %s: %s: %s' % (
                 op['op'], op['table'], result['error'], result.get('details', '')))
-    return reply.result
+    return reply['result']
+
+
+def _reply(connection, request_id):
+    """Read messages until the reply to ``request_id``, answering the
+    server's echo (inactivity probe) requests meanwhile."""
+    decoder, buffer = json.JSONDecoder(), ''
+    while True:
+        chunk = connection.recv(1 << 20)
+        if not chunk:
+            raise OvsdbError('ovsdb-server closed the connection before replying')
+        buffer += chunk.decode()
+        while buffer.strip():
+            try:
+                message, end = decoder.raw_decode(buffer.lstrip())
+            except ValueError:
+                break  # incomplete: read more
+            buffer = buffer.lstrip()[end:]
+            if message.get('method') == 'echo':
+                connection.sendall(json.dumps({'id': message['id'], 'result': message['params'],
+                                               'error': None}).encode())
+            elif message.get('id') == request_id:
+                return message
 
 
 def bridge_uuids(names, remote=DB_SOCKET):
