@@ -76,21 +76,17 @@ class UserOVSSwitch(NetdevOVSSwitch):
     def batchStartup(cls, switches, run=None):
         """Every bridge in one OVSDB transaction (scripts/ovsdb.py: ovs-vsctl
         took 160 s at k=16), bridges of the same names left by an earlier
-        run removed first, as Mininet does; then one ovs-vsctl transaction
-        that changes nothing and returns once ovs-vswitchd has applied it."""
+        run removed first, as Mininet does; then a wait for ovs-vswitchd to
+        have applied it."""
         try:
             left = ovsdb.delete_bridges([switch.name for switch in switches])
             if left:
                 progress('removed %d bridges left by an earlier run' % len(left))
             ovsdb.add_bridges([switch.bridge() for switch in switches])
+            progress('%d switches in ovsdb; waiting for ovs-vswitchd to apply them' % len(switches))
+            ovsdb.wait_applied(60 + len(switches))
         except ovsdb.OvsdbError as error:
             raise SetupError('starting %d switches failed: %s' % (len(switches), error))
-        progress('%d switches in ovsdb; waiting for ovs-vswitchd to apply them' % len(switches))
-        applied = subprocess.run(['ovs-vsctl', '--timeout=%d' % (60 + len(switches)), '--if-exists',
-                                  'del-br', 'dcfabric-no-such-bridge'], capture_output=True, text=True)
-        if applied.returncode != 0:
-            raise SetupError('ovs-vswitchd did not apply %d switches: %s'
-                             % (len(switches), applied.stderr.strip()[:300]))
         for switch in switches:
             switch.commands, switch.batch = [], False
             for intf in switch.intfs.values():

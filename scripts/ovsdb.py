@@ -13,6 +13,7 @@ transaction, pure data, unit tested; ``transact`` sends it.
 import collections
 import json
 import socket
+import time
 
 DB_SOCKET = 'unix:/var/run/openvswitch/db.sock'
 DATABASE = 'Open_vSwitch'
@@ -141,6 +142,25 @@ def bridge_uuids(names, remote=DB_SOCKET):
                       remote)
     wanted = set(names)
     return {row['name']: row['_uuid'][1] for row in result[0]['rows'] if row['name'] in wanted}
+
+
+def wait_applied(timeout_s, remote=DB_SOCKET):
+    """Return once ovs-vswitchd has applied every transaction committed so
+    far, as ovs-vsctl waits: bump next_cfg, then watch cur_cfg reach it."""
+    bumped = transact([{'op': 'mutate', 'table': 'Open_vSwitch', 'where': [],
+                        'mutations': [['next_cfg', '+=', 1]]},
+                       {'op': 'select', 'table': 'Open_vSwitch', 'where': [], 'columns': ['next_cfg']}], remote)
+    target = bumped[1]['rows'][0]['next_cfg']
+    deadline = time.monotonic() + timeout_s
+    while True:
+        current = transact([{'op': 'select', 'table': 'Open_vSwitch', 'where': [], 'columns': ['cur_cfg']}],
+                           remote)[0]['rows'][0]['cur_cfg']
+        if current >= target:
+            return
+        if time.monotonic() > deadline:
+            raise OvsdbError('ovs-vswitchd did not apply the configuration within %d s (is it running?)'
+                             % timeout_s)
+        time.sleep(0.1)
 
 
 def add_bridges(bridges, remote=DB_SOCKET):

@@ -55,6 +55,7 @@ class OvsFabric:
                 protocols=['OpenFlow13'], other_config={}, controllers=[], max_backoff=None, ports=ports))
         try:
             ovsdb.add_bridges(bridges)
+            ovsdb.wait_applied(60)
         except BaseException:
             self.remove()
             raise
