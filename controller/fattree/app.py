@@ -6,7 +6,8 @@ Start it with ``dcfabric controller --k K`` (or
 It tracks every switch port's carrier and liveness (OFPPS_LIVE: carrier and,
 where enabled, BFD) from port-status messages; a switch-to-switch link is
 failed while either end is down (controller.fattree.link_state: a port whose
-BFD has not come up yet since start counts by its carrier, within a grace).
+BFD has not come up yet since start is coming up, not failed, until the
+fabric's start-up has stopped progressing for a grace).
 Port events come in bursts (start-up, a switch failure): a burst costs one
 recompute of all tables from the failure set (controller.fattree.failover),
 ``batch_ms`` after its first event, and only switches whose state changed
@@ -42,6 +43,7 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
         self.recompute = Coalescer(hub.spawn_after, self.apply_failures,
                                    self.params.get('batch_ms', 50) / 1000.0)
         self.failed = frozenset()
+        self._judgement_armed = False  # a timer waits to judge ports still coming up
         self.compiled = self.compile_all(tables_with_failures(self.topo, self.failed))
         self.arp_rules = {s.name: arp_responder_rules(self.topo, s.name) for s in self.topo.switches}
         self.link_listeners = []  # callables(failed_links, tables) told of every change
@@ -67,13 +69,21 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
 
     def _port_state(self, switch, desc):
         carrier, live = ofp.port_liveness(desc)
-        port = model_port(desc.port_no)
-        first_report = self.ports.state(switch, port) is None
-        if self.ports.update(switch, port, carrier, live, time.time()):
+        if self.ports.update(switch, model_port(desc.port_no), carrier, live, time.time()):
             self.recompute.notify()
-            if first_report and not live:
-                # a port whose BFD never comes up fails when the grace ends
-                hub.spawn_after(self.ports.grace_s + 0.1, self.recompute.notify)
+            if not self._judgement_armed:
+                self._judgement_armed = True
+                hub.spawn_after(self.ports.grace_s + 0.1, self._judge_start_up)
+
+    def _judge_start_up(self):
+        """Ports whose BFD never came up fail once start-up stopped
+        progressing (link_state): wait until then, as long as it moves."""
+        remaining = self.ports.judgement_due() - time.time()
+        if remaining > 0:
+            hub.spawn_after(remaining + 0.1, self._judge_start_up)
+            return
+        self._judgement_armed = False
+        self.recompute.notify()
 
     def apply_failures(self):
         failed = self.ports.failed_links(time.time())

@@ -7,11 +7,13 @@ being added while its veth peer is not up yet is first reported without
 carrier (at k=16 thousands are, in one burst). Neither is a failure to
 broadcast: a port that has not been live once is coming up. It is failed
 when it loses a carrier it had (a link cut during start-up is avoided at
-once), or when ``grace_s`` have passed since the tracker first heard of it
-and it has still not been live (a link that breaks silently during
-start-up is avoided after the grace). The grace runs from when both ends
-were first heard of, as a BFD session needs both: at k=16 a switch can
-connect a minute after its neighbours. A port that has been live once is
+once), or when the fabric's start-up has made no progress for
+``grace_s``: no port first reported and none live for the first time
+(at k=16 ovs-vswitchd needs minutes to add 5,120 ports and bring their
+sessions up, so no fixed time fits every size). A link that breaks
+silently during start-up is avoided ``grace_s`` after the rest of the
+fabric came up; a port judged so stays failed until it is live (later
+start-up elsewhere does not revive it). A port that has been live once is
 failed as soon as it is not live (carrier down or BFD down). A port never
 reported at all (its switch has not connected) is up.
 """
@@ -24,7 +26,8 @@ class PortStates:
     def __init__(self, topo, grace_s=30.0):
         self.topo = topo
         self.grace_s = grace_s
-        self.ports = {}  # (switch, model port) -> {'carrier', 'live', 'was_live', 'had_carrier', 'since'}
+        self.ports = {}  # (switch, model port) -> {'carrier', 'live', 'was_live', 'had_carrier', 'since', 'gave_up'}
+        self.progress_at = None  # the latest start-up progress: a port first heard of, or live for the first time
 
     def update(self, switch, port, carrier, live, now):
         """Record one port's state; False for ports that are not switch links."""
@@ -32,16 +35,14 @@ class PortStates:
         if peer is None or self.topo.nodes[peer[0]].is_host:
             return False
         known = self.ports.get((switch, port))
-        if known is None:
-            # a BFD session needs both ends: the peer's grace starts again with this one
-            peer_state = self.ports.get(peer)
-            if peer_state is not None and not peer_state['was_live']:
-                peer_state['since'] = now
+        if known is None or (live and not known['was_live']):
+            self.progress_at = now
         self.ports[(switch, port)] = {
             'carrier': carrier, 'live': live,
             'was_live': live or (known is not None and known['was_live']),
             'had_carrier': carrier or (known is not None and known['had_carrier']),
-            'since': now if known is None else known['since']}
+            'since': now if known is None else known['since'],
+            'gave_up': known is not None and known['gave_up']}
         return True
 
     def port_is_up(self, switch, port, now):
@@ -53,11 +54,20 @@ class PortStates:
         return self._coming_up(state, now)
 
     def _coming_up(self, state, now):
-        """Not live yet, with carrier or never had it, within the grace."""
-        return (state['carrier'] or not state['had_carrier']) and now - state['since'] < self.grace_s
+        """Not live yet, with carrier or never had it, while start-up progresses."""
+        if state['gave_up'] or (state['had_carrier'] and not state['carrier']):
+            return False
+        if now - max(state['since'], self.progress_at) < self.grace_s:
+            return True
+        state['gave_up'] = True  # judged once, for good
+        return False
+
+    def judgement_due(self):
+        """When ports still coming up are judged if nothing progresses (None: no port heard of)."""
+        return None if self.progress_at is None else self.progress_at + self.grace_s
 
     def waiting_for_first_live(self, now):
-        """Ports still coming up: not live once yet (carrier or BFD), within the grace."""
+        """Ports still coming up: not live once yet (carrier or BFD), not judged yet."""
         return sorted(key for key, s in self.ports.items() if not s['was_live'] and self._coming_up(s, now))
 
     def failed_links(self, now):

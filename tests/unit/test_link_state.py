@@ -65,6 +65,24 @@ def test_the_grace_runs_from_when_both_ends_were_heard_of():
     assert ports.failed_links(50.0) == {link_key('a0_2', 'c1_1')}
 
 
+def test_ports_are_judged_once_start_up_has_made_no_progress_for_the_grace():
+    topo, ports = k4()
+    stuck = topo.port_to('a0_2', 'c1_1')
+    ports.update('a0_2', stuck, True, False, 0.0)
+    # the rest of the fabric is still coming up: sessions go live at 25 s and 50 s
+    for now, (switch, peer) in ((25.0, ('e0_0', 'a0_2')), (50.0, ('e0_1', 'a0_3'))):
+        ports.update(switch, topo.port_to(switch, peer), True, True, now)
+    assert ports.judgement_due() == 80.0
+    assert ports.failed_links(79.0) == frozenset()
+    assert ports.failed_links(80.0) == {link_key('a0_2', 'c1_1')}
+    # judged for good: a switch coming up later does not revive it
+    ports.update('c2_1', topo.port_to('c2_1', 'a3_3'), True, False, 90.0)
+    assert ports.failed_links(91.0) == {link_key('a0_2', 'c1_1')}
+    assert ports.waiting_for_first_live(91.0) == [('c2_1', topo.port_to('c2_1', 'a3_3'))]
+    ports.update('a0_2', stuck, True, True, 95.0)  # it comes up after all
+    assert ports.failed_links(95.0) == frozenset()
+
+
 def test_carrier_lost_during_start_up_fails_at_once():
     topo, ports = k4()
     port = topo.port_to('c1_1', 'a2_2')
