@@ -5,7 +5,7 @@ topology in bare Mininet (no controller, Mininet's own start and stop) for
 comparison; plus the controller's table computation alone for larger k.
 
     python -m scripts.fattree.measure [--k 4 8 16] [--sample 1000] [--model-k 16 48]
-        [--no-bare] [--out results/fattree]
+        [--no-bare | --bare-max-k K] [--out results/fattree]
 
 Above ``--sample-above`` (k=8) the reachability check pings ``--sample``
 random ordered pairs (seed recorded). Writes results/fattree/startup.json
@@ -181,6 +181,8 @@ def main(argv=None):
     parser.add_argument('--sample-above', type=int, default=8)
     parser.add_argument('--seed', type=int, default=1, help='seed of the pair sample')
     parser.add_argument('--no-bare', action='store_true', help='skip the bare-Mininet comparison')
+    parser.add_argument('--bare-max-k', type=int, default=None,
+                        help='compare with bare Mininet only up to this k (its own start and stop take long)')
     parser.add_argument('--out', default='results/fattree')
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
@@ -196,7 +198,7 @@ def main(argv=None):
     rows = []
     for k in args.k:
         row = measure(k, args.ofp_port, args.rest_port, args.sample, args.sample_above, args.seed)
-        if not args.no_bare:
+        if not args.no_bare and (args.bare_max_k is None or k <= args.bare_max_k):
             progress('k=%d: bare Mininet build, start and stop' % k)
             bare = bare_mininet(FatTree(k))
             row.update(bare_up_s=bare['up_s'], bare_teardown_s=bare['teardown_s'],
