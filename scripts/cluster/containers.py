@@ -57,6 +57,9 @@ class ServerSpec:
     sshd: bool = True       # False: ssh is refused
     ovs: bool = True        # False: Open vSwitch is not running
     sudo: bool = True       # False: sudo is missing (/usr/bin/sudo is /bin/false)
+    # Open_vSwitch other_config set before ovs-vswitchd starts (some, such as
+    # userspace-tso-enable, are read only then): ((key, value), ...)
+    other_config: tuple = ()
 
 
 def _die_with_parent():
@@ -117,6 +120,8 @@ def _server_setup(address, spec, keydir):
                   'ovsdb-server /run/openvswitch/conf.db --remote=punix:/run/openvswitch/db.sock '
                   '--pidfile --detach --log-file=/run/openvswitch/ovsdb-server.log',
                   'ovs-vsctl --no-wait init',
+                  *['ovs-vsctl --no-wait set Open_vSwitch . other_config:%s=%s' % kv
+                    for kv in spec.other_config],
                   'ovs-vswitchd --pidfile --detach --log-file=/run/openvswitch/ovs-vswitchd.log']
     if spec.sshd:
         lines += ['cp %s/host_key %s/id.pub /run/dcfcl/' % (keydir, keydir),
