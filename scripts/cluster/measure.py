@@ -195,9 +195,8 @@ def main(argv=None):
     parser.add_argument('--markdown', action='store_true', help='print the README tables from measure.json')
     args = parser.parse_args(argv)
     path = os.path.join(args.out, 'measure.json')
-    old = json.load(open(path)) if os.path.exists(path) else []
     if args.markdown:
-        print(markdown(old))
+        print(markdown(json.load(open(path))))
         return
     for k in args.k:
         check_k(k)
@@ -206,6 +205,7 @@ def main(argv=None):
                      'is shared and would have to be restarted')
     rows = [measure(k, servers, args.seconds, args.seed, args.tunnel, tuple(args.ovs_config))
             for k in args.k for servers in args.servers]
+    old = json.load(open(path)) if os.path.exists(path) else []  # read now: other runs may have added rows
     write(merged(old, rows), args.out)
     print(markdown(rows))
 
