@@ -163,18 +163,31 @@ def write(rows, out):
 def where(row):
     text = 'this machine\'s OVS' if row['servers'] == LOCAL else '%d container server%s' % (
         row['servers'], 's' if row['servers'] > 1 else '')
-    return text + (', %s' % row['ovs_config'] if row['ovs_config'] else '')
+    return text + ''.join(', %s' % row[c] for c in ('tunnel', 'ovs_config') if row[c])
+
+
+def throughput_markdown(rows):
+    """The fat-tree section's table: aggregate TCP throughput by k and set-up."""
+    lines = ['| k | ovs-vswitchd instances | Open vSwitch | flows | TCP sum (Mbit/s) | '
+             'CPU per ovs-vswitchd (% of a core) |', '|' + '---|' * 6]
+    for r in rows:
+        lines.append('| %d | %s | %s | %d | %.1f | %s |' % (
+            r['k'], 1 if r['servers'] == LOCAL else r['servers'],
+            ('this machine\'s' if r['servers'] == LOCAL else 'container servers\'')
+            + (', ' + r['ovs_config'] if r['ovs_config'] else ''),
+            r['flows'], r['aggregate_mbps'], ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct'])))
+    return '\n'.join(lines)
 
 
 def markdown(rows):
-    """The README's tables: the cluster comparison, and the emulator's throughput."""
+    """The README's cluster table."""
     lines = ['| k | where | tunnels | build + start (s) | ready (s) | all pairs (s) | '
              'TCP sum of the flows (Mbit/s) | CPU per ovs-vswitchd (% of a core) | '
              'failure injected (s) | BFD down seen within (s) |', '|' + '---|' * 10]
     dash = lambda v: '-' if v is None else v
     for r in rows:
-        lines.append('| %d | %s%s | %d | %.1f | %.1f | %.1f | %.1f (%d flows) | %s | %s | %s |' % (
-            r['k'], where(r), ' (%s)' % r['tunnel'] if r['tunnel'] else '', r['tunnels'],
+        lines.append('| %d | %s | %d | %.1f | %.1f | %.1f | %.1f (%d flows) | %s | %s | %s |' % (
+            r['k'], where(r), r['tunnels'],
             r['build_and_start_s'], r['ready_s'], r['all_pairs_s'], r['aggregate_mbps'], r['flows'],
             ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct']),
             dash(r['tunnel_failure_injection_s']), dash(r['bfd_down_seen_within_s'])))
@@ -196,7 +209,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     path = os.path.join(args.out, 'measure.json')
     if args.markdown:
-        print(markdown(json.load(open(path))))
+        rows = json.load(open(path))
+        print(markdown(rows) + '\n\n' + throughput_markdown(rows))
         return
     for k in args.k:
         check_k(k)
