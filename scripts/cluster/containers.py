@@ -117,12 +117,12 @@ def _server_setup(address, spec, keydir):
              'mkdir -p -m 755 /run/openvswitch /run/sshd /run/dcfcl']
     if spec.ovs:
         lines += ['ovsdb-tool create /run/openvswitch/conf.db /usr/share/openvswitch/vswitch.ovsschema',
-                  'ovsdb-server /run/openvswitch/conf.db --remote=punix:/run/openvswitch/db.sock '
+                  'nice -n -10 ovsdb-server /run/openvswitch/conf.db --remote=punix:/run/openvswitch/db.sock '
                   '--pidfile --detach --log-file=/run/openvswitch/ovsdb-server.log',
                   'ovs-vsctl --no-wait init',
                   *['ovs-vsctl --no-wait set Open_vSwitch . other_config:%s=%s' % kv
                     for kv in spec.other_config],
-                  # at the priority Debian's service gives it (ovs-ctl: nice -10), as on a real server
+                  # both at the priority Debian's service gives them (ovs-ctl: nice -10), as on a real server
                   'nice -n -10 ovs-vswitchd --pidfile --detach --log-file=/run/openvswitch/ovs-vswitchd.log']
     if spec.sshd:
         lines += ['cp %s/host_key %s/id.pub /run/dcfcl/' % (keydir, keydir),
