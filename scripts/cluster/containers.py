@@ -116,13 +116,13 @@ def _server_setup(address, spec, keydir):
              'ip link add ifb0 type ifb',  # silent failures redirect packets to ifb0 (scripts/faults.py)
              'mkdir -p -m 755 /run/openvswitch /run/sshd /run/dcfcl']
     if spec.ovs:
+        # the daemons at the priority Debian's service gives them (ovs-ctl: nice -10), as on a real server
         lines += ['ovsdb-tool create /run/openvswitch/conf.db /usr/share/openvswitch/vswitch.ovsschema',
                   'nice -n -10 ovsdb-server /run/openvswitch/conf.db --remote=punix:/run/openvswitch/db.sock '
                   '--pidfile --detach --log-file=/run/openvswitch/ovsdb-server.log',
                   'ovs-vsctl --no-wait init',
                   *['ovs-vsctl --no-wait set Open_vSwitch . other_config:%s=%s' % kv
                     for kv in spec.other_config],
-                  # both at the priority Debian's service gives them (ovs-ctl: nice -10), as on a real server
                   'nice -n -10 ovs-vswitchd --pidfile --detach --log-file=/run/openvswitch/ovs-vswitchd.log']
     if spec.sshd:
         lines += ['cp %s/host_key %s/id.pub /run/dcfcl/' % (keydir, keydir),
