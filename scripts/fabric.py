@@ -348,7 +348,8 @@ class Controller:
 
     def readiness(self):
         """The controller's ready section (a dict), or None while it cannot answer."""
-        url = 'http://127.0.0.1:%d%s' % (self.rest_port, self.ready_path)
+        # REST listens where OpenFlow does (--listen): the head's address with --cluster
+        url = 'http://%s:%d%s' % (self.listen, self.rest_port, self.ready_path)
         try:
             with urllib.request.urlopen(url, timeout=5) as reply:
                 return json.load(reply)

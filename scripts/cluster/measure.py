@@ -1,13 +1,21 @@
-"""Measure a fat-tree on one, two and three container servers of this
-machine (scripts/cluster/containers.py): build and start time, time to
-all-pairs reachability, aggregate TCP throughput of a random permutation
-(unshaped), CPU of each server's ovs-vswitchd during it, tunnel count, and
-BFD detection of a silent failure of a tunnel.
+"""Measure a fat-tree on this machine's own Open vSwitch (``local``, as
+``dcfabric run`` starts it) or on one, two or three container servers of
+this machine (scripts/cluster/containers.py), each with its own
+ovs-vswitchd: build and start time, time to all-pairs reachability,
+aggregate TCP throughput of a random permutation (unshaped, iperf3 -J),
+CPU of each ovs-vswitchd during it, tunnel count, and BFD detection of a
+silent failure of a tunnel. ``--ovs-config`` sets Open_vSwitch
+other_config on the container servers before their ovs-vswitchd starts
+(e.g. userspace-tso-enable=true, read only at start).
 
-    python -m scripts.cluster.measure [--k 4] [--servers 1 2 3] [--out results/cluster]
+    python -m scripts.cluster.measure --k 4 --servers local 1 2 3 [--tunnel vxlan]
+        [--ovs-config KEY=VALUE ...] [--out results/cluster]
+    python -m scripts.cluster.measure --markdown [--out results/cluster]
 
-Run as root, under the emulation lock; prints a table and writes
-measure.json and measure.csv.
+Run as root, under the emulation lock. Each run adds its rows to
+measure.json and measure.csv (replacing rows of the same k, servers,
+tunnel and configuration), so one configuration can be measured per
+command; ``--markdown`` prints the README's tables from measure.json.
 """
 import argparse
 import csv
@@ -15,21 +23,26 @@ import json
 import os
 import time
 
-from scripts import faults, traffic
-from scripts.cluster.containers import ContainerServers
+from controller.fattree import APP, READY_PATH
+from scripts import bfd, faults, traffic
+from scripts.cluster.containers import ContainerServers, ServerSpec
 from scripts.cluster.net import ClusterFabric
-from scripts.fabric import progress
+from scripts.cluster.sites import TUNNEL_KINDS
+from scripts.fabric import Fabric, progress
 from scripts.fattree import patterns
+from scripts.ports import free_port
 from topologies.fattree import FatTree, check_k
 
+LOCAL = 'local'
 CLK_TCK = os.sysconf('SC_CLK_TCK')
 VSWITCHD_TICKS = 'cut -d" " -f14,15 /proc/$(cat /run/openvswitch/ovs-vswitchd.pid)/stat'
+KEY = ('k', 'servers', 'tunnel', 'ovs_config')
 
 
 def vswitchd_ticks(fabric):
-    """{server: user+system clock ticks of its ovs-vswitchd so far}."""
-    return {server: sum(int(t) for t in fabric.sites.run(server, 'sh', '-c', VSWITCHD_TICKS).stdout.split())
-            for server in fabric.servers}
+    """[user+system clock ticks so far of each server's ovs-vswitchd]."""
+    return [sum(int(t) for t in fabric.sites.run(server, 'sh', '-c', VSWITCHD_TICKS).stdout.split())
+            for server in fabric.sites.servers()]
 
 
 def bfd_detection_s(topo, fabric, timeout=30):
@@ -51,63 +64,164 @@ def bfd_detection_s(topo, fabric, timeout=30):
         faults.wait_bfd_up(topo, sites=fabric.sites)
 
 
-def measure(k, count, seconds, seed):
-    topo = FatTree(k)
+def hosts_tx_offload_on(net):
+    """Undo scripts/fabric.hosts_tx_offload_off: with userspace TSO, OVS reads
+    packets with their offload metadata (virtio-net headers), so the hosts'
+    checksum-partial and oversized TCP segments are forwarded correctly."""
+    for host in net.hosts:
+        host.cmd('; '.join('ethtool -K %s tx on tso on >/dev/null 2>&1' % i.name for i in host.intfList()))
+
+
+def run_fabric(topo, fabric, began, seconds, seed, tso):
+    """The row's measurements on a started ``fabric`` (``began``: before its start)."""
     hosts = [h.name for h in topo.hosts]
-    with ContainerServers(count) as servers, servers.in_head():
-        started = time.time()
-        with ClusterFabric(topo, 'controller.fattree.app', {'k': k}, servers.servers, tunnel='vxlan',
-                           bfd_ms=100) as fabric:
-            start_s = fabric.started_at - started
-            up_s = time.time() - started
-            progress('k=%d on %d servers: started in %.1f s (BFD up at %.1f s)' % (k, count, start_s, up_s))
-            reach_s = traffic.wait_all_pairs(fabric.net, hosts, deadline_s=300, progress=progress)
-            pairs = patterns.seeded('random', topo, seed)
-            ticks = vswitchd_ticks(fabric)
-            flow_started = time.time()
-            reports = traffic.iperf3_flows(fabric.net, pairs, seconds, omit=1, server_wait_s=5.0)
-            rates = [traffic.received_mbps(report) for report in reports]
-            elapsed = time.time() - flow_started
-            cpu = {server: round(100.0 * (now - ticks[server]) / CLK_TCK / elapsed, 1)
-                   for server, now in vswitchd_ticks(fabric).items()}
-            inject_s, bfd_s = bfd_detection_s(topo, fabric) if fabric.tunnels else (None, None)
-            tunnels = len(fabric.tunnel_links())
-    return {'k': k, 'servers': count, 'switches': len(topo.switches), 'hosts': len(hosts),
-            'tunnels': tunnels, 'build_and_start_s': round(start_s, 2), 'bfd_up_s': round(up_s, 2),
-            'all_pairs_s': round(reach_s, 2), 'flows': len(pairs), 'flow_seconds': seconds,
-            'aggregate_mbps': round(sum(rates), 1),
-            'vswitchd_cpu_pct': list(cpu.values()), 'tunnel_failure_injection_s': inject_s and round(inject_s, 2),
+    if tso:
+        hosts_tx_offload_on(fabric.net)
+    progress('%s up in %.1f s, ready in %.1f s' % (topo.name, fabric.started_at - began,
+                                                   fabric.ready_at - began))
+    reach_s = traffic.wait_all_pairs(fabric.net, hosts, deadline_s=300, progress=progress)
+    pairs = patterns.seeded('random', topo, seed)
+    ticks = vswitchd_ticks(fabric)
+    flow_started = time.time()
+    reports = traffic.iperf3_flows(fabric.net, pairs, seconds, omit=1, server_wait_s=5.0)
+    elapsed = time.time() - flow_started
+    cpu = [round(100.0 * (now - before) / CLK_TCK / elapsed, 1)
+           for before, now in zip(ticks, vswitchd_ticks(fabric))]
+    tunnels = getattr(fabric, 'tunnels', [])
+    inject_s, bfd_s = bfd_detection_s(topo, fabric) if tunnels else (None, None)
+    return {'switches': len(topo.switches), 'hosts': len(hosts), 'tunnels': len(tunnels),
+            'bfd_interval_ms': fabric.bfd_ms,
+            'build_and_start_s': round(fabric.started_at - began, 2),
+            'ready_s': round(fabric.ready_at - began, 2), 'all_pairs_s': round(reach_s, 2),
+            'flows': len(pairs), 'flow_seconds': seconds,
+            'aggregate_mbps': round(sum(traffic.received_mbps(r) for r in reports), 1),
+            'vswitchd_cpu_pct': cpu, 'tunnel_failure_injection_s': inject_s and round(inject_s, 2),
             'bfd_down_seen_within_s': bfd_s and round(bfd_s, 2)}
+
+
+def measure(k, servers, seconds, seed, tunnel, ovs_config):
+    """One row: ``servers`` is LOCAL or a number of container servers."""
+    topo = FatTree(k)
+    interval = bfd.interval_for(len(topo.switch_links()))  # what `dcfabric run` uses
+    row = {'k': k, 'servers': servers, 'tunnel': tunnel if servers not in (LOCAL, 1) else None,
+           'ovs_config': ' '.join('%s=%s' % kv for kv in ovs_config)}
+    progress('k=%d on %s' % (k, 'this machine\'s Open vSwitch' if servers == LOCAL
+                             else '%d container servers' % servers))
+    began = time.time()
+    if servers == LOCAL:
+        with Fabric(topo, APP, {'k': k}, ofp_port=free_port(), rest_port=free_port(), bfd_ms=interval,
+                    ready_path=READY_PATH) as fabric:
+            row.update(run_fabric(topo, fabric, began, seconds, seed, tso=False))
+        return row
+    with ContainerServers([ServerSpec(other_config=ovs_config)] * servers) as cluster, cluster.in_head():
+        began = time.time()
+        with ClusterFabric(topo, APP, {'k': k}, cluster.servers, tunnel=tunnel, bfd_ms=interval,
+                           ready_path=READY_PATH) as fabric:
+            row.update(run_fabric(topo, fabric, began, seconds, seed,
+                                  tso=('userspace-tso-enable', 'true') in ovs_config))
+            row['tunnels'] = len(fabric.tunnel_links())  # as Mininet made them
+    return row
+
+
+def servers_arg(text):
+    if text == LOCAL:
+        return LOCAL
+    count = int(text)
+    if count < 1:
+        raise argparse.ArgumentTypeError('a number of container servers (1 or more) or %s' % LOCAL)
+    return count
+
+
+def config_arg(text):
+    key, sep, value = text.partition('=')
+    if not sep or not key:
+        raise argparse.ArgumentTypeError('KEY=VALUE, got %r' % text)
+    return key, value
+
+
+def merged(old, new):
+    """``old`` rows with those of ``new``'s keys replaced by ``new``'s, in k, servers order."""
+    fresh = {tuple(row[c] for c in KEY) for row in new}
+    rows = [row for row in old if tuple(row[c] for c in KEY) not in fresh] + new
+    return sorted(rows, key=lambda r: (r['k'], -1 if r['servers'] == LOCAL else r['servers'],
+                                       r['tunnel'] or '', r['ovs_config']))
+
+
+def write(rows, out):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, 'measure.json'), 'w') as f:
+        json.dump(rows, f, indent=2)
+    columns = list(dict.fromkeys(c for row in rows for c in row))
+    with open(os.path.join(out, 'measure.csv'), 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in rows:
+            value = [row.get(c) for c in columns]
+            writer.writerow(['/'.join(map(str, v)) if isinstance(v, list) else v for v in value])
+
+
+def where(row):
+    text = 'this machine\'s OVS' if row['servers'] == LOCAL else '%d container server%s' % (
+        row['servers'], 's' if row['servers'] > 1 else '')
+    return text + ''.join(', %s' % row[c] for c in ('tunnel', 'ovs_config') if row[c])
+
+
+def throughput_markdown(rows):
+    """The fat-tree section's table: aggregate TCP throughput by k and set-up."""
+    lines = ['| k | ovs-vswitchd instances | Open vSwitch | flows | TCP sum (Mbit/s) | '
+             'CPU per ovs-vswitchd (% of a core) |', '|' + '---|' * 6]
+    for r in rows:
+        lines.append('| %d | %s | %s | %d | %.1f | %s |' % (
+            r['k'], 1 if r['servers'] == LOCAL else r['servers'],
+            ('this machine\'s' if r['servers'] == LOCAL else 'container servers\'')
+            + (', ' + r['ovs_config'] if r['ovs_config'] else ''),
+            r['flows'], r['aggregate_mbps'], ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct'])))
+    return '\n'.join(lines)
+
+
+def markdown(rows):
+    """The README's cluster table."""
+    lines = ['| k | where | tunnels | build + start (s) | ready (s) | all pairs (s) | '
+             'TCP sum of the flows (Mbit/s) | CPU per ovs-vswitchd (% of a core) | '
+             'failure injected (s) | BFD down seen within (s) |', '|' + '---|' * 10]
+    dash = lambda v: '-' if v is None else v
+    for r in rows:
+        lines.append('| %d | %s | %d | %.1f | %.1f | %.1f | %.1f (%d flows) | %s | %s | %s |' % (
+            r['k'], where(r), r['tunnels'],
+            r['build_and_start_s'], r['ready_s'], r['all_pairs_s'], r['aggregate_mbps'], r['flows'],
+            ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct']),
+            dash(r['tunnel_failure_injection_s']), dash(r['bfd_down_seen_within_s'])))
+    return '\n'.join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--k', type=int, nargs='+', default=[4])
-    parser.add_argument('--servers', type=int, nargs='+', default=[1, 2, 3])
+    parser.add_argument('--servers', type=servers_arg, nargs='+', default=[LOCAL, 1, 2, 3],
+                        help='%s (this machine\'s Open vSwitch) or a number of container servers' % LOCAL)
+    parser.add_argument('--tunnel', choices=TUNNEL_KINDS, default='vxlan')
+    parser.add_argument('--ovs-config', type=config_arg, nargs='*', default=[], metavar='KEY=VALUE',
+                        help='Open_vSwitch other_config of the container servers, set before start')
     parser.add_argument('--seconds', type=int, default=10, help='iperf3 duration per run')
     parser.add_argument('--seed', default='cluster')
     parser.add_argument('--out', default='results/cluster')
+    parser.add_argument('--markdown', action='store_true', help='print the README tables from measure.json')
     args = parser.parse_args(argv)
+    path = os.path.join(args.out, 'measure.json')
+    if args.markdown:
+        rows = json.load(open(path))
+        print(markdown(rows) + '\n\n' + throughput_markdown(rows))
+        return
     for k in args.k:
         check_k(k)
-    rows = [measure(k, count, args.seconds, args.seed) for k in args.k for count in args.servers]
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'measure.json'), 'w') as f:
-        json.dump(rows, f, indent=2)
-    columns = list(rows[0])
-    with open(os.path.join(args.out, 'measure.csv'), 'w', newline='') as f:
-        writer = csv.writer(f)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow(['/'.join(map(str, row[c])) if isinstance(row[c], list) else row[c] for c in columns])
-    print('%3s %7s %7s %9s %12s %14s %22s %10s %9s' % (
-        'k', 'servers', 'tunnels', 'start (s)', 'all-pairs (s)', 'TCP sum Mbit/s', 'ovs-vswitchd CPU %',
-        'inject (s)', 'BFD <= (s)'))
-    for row in rows:
-        print('%3d %7d %7d %9.1f %12.1f %14.1f %22s %10s %9s' % (
-            row['k'], row['servers'], row['tunnels'], row['build_and_start_s'], row['all_pairs_s'],
-            row['aggregate_mbps'], '/'.join('%.0f' % c for c in row['vswitchd_cpu_pct']),
-            row['tunnel_failure_injection_s'], row['bfd_down_seen_within_s']))
+    if args.ovs_config and LOCAL in args.servers:
+        parser.error('--ovs-config applies to container servers only: this machine\'s ovs-vswitchd '
+                     'is shared and would have to be restarted')
+    rows = [measure(k, servers, args.seconds, args.seed, args.tunnel, tuple(args.ovs_config))
+            for k in args.k for servers in args.servers]
+    old = json.load(open(path)) if os.path.exists(path) else []  # read now: other runs may have added rows
+    write(merged(old, rows), args.out)
+    print(markdown(rows))
 
 
 if __name__ == '__main__':

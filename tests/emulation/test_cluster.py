@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from controller.fattree import READY_PATH
 from scripts import REPO_ROOT, faults, traffic
 from scripts.cluster.containers import ContainerServers, ServerSpec
 from scripts.cluster.net import ClusterFabric
@@ -27,8 +28,9 @@ FLOW_DUMP = ('for b in $(ovs-vsctl list-br); do echo "== $b"; '
 def cluster(require_ovs):
     topo = FatTree(4)
     with ContainerServers(2) as servers, servers.in_head():
+        # ready_path: as `dcfabric run --cluster` waits for the controller (its REST on the head's address)
         with ClusterFabric(topo, 'controller.fattree.app', {'k': 4}, servers.servers, tunnel='vxlan',
-                           bfd_ms=100) as fabric:
+                           bfd_ms=100, ready_path=READY_PATH) as fabric:
             traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
             yield topo, servers, fabric
 

@@ -1,0 +1,33 @@
+"""scripts/cluster/measure.py: rows of one configuration per command are
+merged into the results; arguments are checked."""
+import argparse
+
+import pytest
+
+from scripts.cluster.measure import LOCAL, config_arg, merged, servers_arg
+
+
+def row(k, servers, config='', mbps=1.0):
+    return {'k': k, 'servers': servers, 'tunnel': 'vxlan' if servers not in (LOCAL, 1) else None,
+            'ovs_config': config, 'aggregate_mbps': mbps}
+
+
+def test_a_new_row_replaces_only_its_own_configuration_and_rows_stay_ordered():
+    old = [row(4, LOCAL), row(4, 2), row(8, 1), row(8, 1, 'userspace-tso-enable=true')]
+    rows = merged(old, [row(8, 1, mbps=9.0), row(4, 3)])
+    assert [(r['k'], r['servers'], r['ovs_config'], r['aggregate_mbps']) for r in rows] == [
+        (4, LOCAL, '', 1.0), (4, 2, '', 1.0), (4, 3, '', 1.0),
+        (8, 1, '', 9.0), (8, 1, 'userspace-tso-enable=true', 1.0)]
+
+
+def test_servers_are_local_or_a_positive_count():
+    assert servers_arg('local') == LOCAL and servers_arg('3') == 3
+    for bad in ('0', 'two'):
+        with pytest.raises((argparse.ArgumentTypeError, ValueError)):
+            servers_arg(bad)
+
+
+def test_ovs_config_is_key_equals_value():
+    assert config_arg('userspace-tso-enable=true') == ('userspace-tso-enable', 'true')
+    with pytest.raises(argparse.ArgumentTypeError):
+        config_arg('userspace-tso-enable')
