@@ -12,6 +12,10 @@ import math
 BUDGET_PPS = 2000
 FLOOR_MS = 100
 MULT = 3
+# Open vSwitch runs every BFD session of a daemon in its one monitor thread.
+# At k=16 (4,096 sessions, even at 2,050 ms) its loops took seconds, sessions
+# timed out and some 1,800 links flapped right after start; k=8's 512 hold.
+MAX_SESSIONS = 1024
 
 
 def bfd_packets_per_s(switch_links, interval_ms):
@@ -25,6 +29,14 @@ def interval_for(switch_links, budget_pps=BUDGET_PPS, floor_ms=FLOOR_MS):
         raise ValueError('a fabric with BFD needs switch links, got %d' % switch_links)
     needed = 2 * switch_links * 1000.0 / budget_pps
     return max(floor_ms, int(math.ceil(needed / 10.0)) * 10)
+
+
+def default_interval(switch_links):
+    """The interval a fabric gets unless told otherwise: by the packet
+    budget, or None (BFD off, carrier only) above ``MAX_SESSIONS``."""
+    if 2 * switch_links > MAX_SESSIONS:
+        return None
+    return interval_for(switch_links)
 
 
 def detection_ms(interval_ms, mult=MULT):

@@ -63,7 +63,7 @@ def _params(args):
 def bfd_interval(args, topo):
     """--bfd-ms, or by default the interval that fits the BFD packet budget (scripts.bfd)."""
     if args.bfd_ms is None:
-        return bfd.interval_for(len(topo.switch_links()))
+        return bfd.default_interval(len(topo.switch_links()))
     return args.bfd_ms or None
 
 
@@ -177,7 +177,8 @@ def build_parser():
         p.add_argument('--bfd-ms', type=non_negative_int, default=None,
                        help='BFD interval on every switch link, detection after 3 misses (0: off; '
                             'default: the shortest interval, at least %d ms, that keeps the '
-                            'fabric within %d BFD packets/s)' % (bfd.FLOOR_MS, bfd.BUDGET_PPS))
+                            'fabric within %d BFD packets/s; off above %d sessions, which one '
+                            'ovs-vswitchd cannot keep up)' % (bfd.FLOOR_MS, bfd.BUDGET_PPS, bfd.MAX_SESSIONS))
 
     p = sub.add_parser('run', help='main job: build, check reachability, iperf3, tear down')
     fabric_options(p)

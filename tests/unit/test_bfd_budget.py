@@ -17,3 +17,8 @@ def test_fat_tree_intervals_keep_the_budget(k, interval_ms):
 def test_no_links_is_an_error():
     with pytest.raises(ValueError, match='needs switch links'):
         bfd.interval_for(0)
+
+
+def test_bfd_is_off_by_default_above_the_sessions_one_daemon_keeps():
+    assert bfd.default_interval(256) == bfd.interval_for(256)  # k=8: 512 sessions
+    assert bfd.default_interval(2048) is None  # k=16: 4,096 sessions
