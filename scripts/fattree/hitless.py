@@ -86,15 +86,18 @@ def _probe(*args):
     return [sys.executable, '-m', 'scripts.probe'] + [str(a) for a in args]
 
 
-def _lost_at_step(received, rate, sent, step_times):
-    """Packets lost before the first step and after each, by send time."""
+def _loss(received, rate, started, step_times, until):
+    """(packets sent before ``until``, those lost before the first step and
+    after each), by send time; later packets are left out (a starved
+    sender may still be sending them when its receiver stops)."""
     sent_at = {seq: at for seq, at, _ in received}
-    start = min(at - seq / float(rate) for seq, at in sent_at.items())
+    start = min((at - seq / float(rate) for seq, at in sent_at.items()), default=started)
+    due = [start + seq / float(rate) for seq in range(int((until - start) * rate))]
     lost_at = [0] * (len(step_times) + 1)
-    for seq in range(sent):
+    for seq, at in enumerate(due):
         if seq not in sent_at:
-            lost_at[sum(1 for t in step_times if t <= start + seq / float(rate))] += 1
-    return lost_at
+            lost_at[sum(1 for t in step_times if t <= at)] += 1
+    return len(due), lost_at
 
 
 def run(fabric, model, running=None, prefix='', sequence=SEQUENCE, streams=UNAFFECTED + AFFECTED,
@@ -103,14 +106,20 @@ def run(fabric, model, running=None, prefix='', sequence=SEQUENCE, streams=UNAFF
     ``sequence`` is applied to the fabric (``running``: the topology it runs
     as, its names ``prefix`` + the model's), each step once the controller
     has taken in the previous one. Returns {(src, dst): {'sent', 'lost',
-    'lost_at_step'}}, loss before the first step and after each."""
+    'lost_at_step'}}, loss before the first step and after each, counted
+    until the last step has settled."""
     running = running or model
     net, controller = fabric.net, fabric.controller
     expected = [len(s) for s in failure_states(model, sequence)][1:]
     seconds = len(sequence) * (SETTLE_S + 1.0) + SETTLE_S + 3
-    receivers = [net.get(prefix + dst).popen(_probe('recv', FIRST_PORT + i, '--seconds', seconds + 2))
+    receivers = [net.get(prefix + dst).popen(_probe('recv', FIRST_PORT + i, '--seconds', seconds + 1))
                  for i, (_, dst) in enumerate(streams)]
-    time.sleep(0.5)
+    for i, (_, dst) in enumerate(streams):  # every receiver listens before anything is sent
+        deadline = time.time() + 10
+        while ':%d ' % (FIRST_PORT + i) not in net.get(prefix + dst).cmd('ss -Hlun'):
+            if time.time() > deadline:
+                raise RuntimeError('probe receiver on %s did not start' % dst)
+            time.sleep(0.05)
     senders = [net.get(prefix + src).popen(_probe('send', net.get(prefix + dst).IP(), FIRST_PORT + i,
                                                   '--rate', rate, '--seconds', seconds, '--fresh-ports'))
                for i, (src, dst) in enumerate(streams)]
@@ -131,13 +140,11 @@ def run(fabric, model, running=None, prefix='', sequence=SEQUENCE, streams=UNAFF
             time.sleep(SETTLE_S)
         if time.time() > started + seconds - 0.5:
             raise RuntimeError('the sequence outlasted the streams (%.1f s)' % (time.time() - started))
-        for sender in senders:
-            sender.wait()
+        until = time.time()
         results = {}
         for stream, receiver in zip(streams, receivers):
             out, _ = receiver.communicate()
-            sent = int(rate * seconds)
-            lost_at = _lost_at_step(json.loads(out), rate, sent, step_times)
+            sent, lost_at = _loss(json.loads(out), rate, started, step_times, until)
             results[stream] = {'sent': sent, 'lost': sum(lost_at), 'lost_at_step': lost_at}
         return results
     finally:
