@@ -2,7 +2,7 @@
 outages: ``send`` paces packets at a fixed rate; ``recv`` writes one JSON
 line per received packet's (seq, sent, received) when it stops.
 
-    python -m scripts.probe send DST_IP PORT --rate 1000 --seconds 6
+    python -m scripts.probe send DST_IP PORT --rate 1000 --seconds 6 [--fresh-ports]
     python -m scripts.probe recv PORT --seconds 7
 """
 import argparse
@@ -15,7 +15,10 @@ import time
 HEADER = struct.Struct('!Id')
 
 
-def send(dst, port, rate, seconds):
+def send(dst, port, rate, seconds, fresh_ports=False):
+    """``fresh_ports``: every packet from a new socket (a new source port),
+    so each is a new flow that the switches' flow tables decide afresh
+    rather than a datapath cache entry translated earlier."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     interval = 1.0 / rate
     start = time.time()
@@ -24,6 +27,9 @@ def send(dst, port, rate, seconds):
         delay = due - time.time()
         if delay > 0:
             time.sleep(delay)
+        if fresh_ports:
+            sock.close()
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.sendto(HEADER.pack(seq, time.time()), (dst, port))
 
 
@@ -70,12 +76,13 @@ def main(argv=None):
     p.add_argument('port', type=int)
     p.add_argument('--rate', type=float, default=1000)
     p.add_argument('--seconds', type=float, default=5)
+    p.add_argument('--fresh-ports', action='store_true', help='a new source port for every packet')
     p = sub.add_parser('recv')
     p.add_argument('port', type=int)
     p.add_argument('--seconds', type=float, default=6)
     args = parser.parse_args(argv)
     if args.mode == 'send':
-        send(args.dst, args.port, args.rate, args.seconds)
+        send(args.dst, args.port, args.rate, args.seconds, args.fresh_ports)
     else:
         recv(args.port, args.seconds)
 

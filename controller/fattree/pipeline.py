@@ -2,8 +2,9 @@
 
   table 0  ARP -> table 3 on a lower (edge) switch, dropped elsewhere; IPv4 -> table 1
   table 1  first-level prefixes, priority 1000 + prefix length. Terminating:
-           dec_ttl, output. Non-terminating: write the suffix table's id to
-           metadata, goto table 2.
+           dec_ttl, output. Non-terminating: write the suffix table's id
+           (derived from its content: suffix_table_ids) to metadata, goto
+           table 2.
   table 2  second-level suffixes: metadata + right-handed ipv4_dst mask,
            priority 1000 + suffix length.
   tables 3-5 (lower switches only) answer ARP in the switch: a request whose
@@ -78,9 +79,29 @@ def _masked(ip, mask):
     return (ip, int_to_ip(mask))
 
 
+def content_id(content):
+    """A non-zero 31-bit id derived from ``content`` (crc32 of its repr)."""
+    return zlib.crc32(repr(content).encode()) & 0x7fffffff or 1
+
+
 def suffix_table_ids(table):
-    """Metadata id of each second-level table (1, 2, ... in definition order)."""
-    return {name: index for index, name in enumerate(table.suffix_tables, start=1)}
+    """Metadata id of each second-level table, derived from what it does
+    (its entries and failover ports) as group ids are. So an update never
+    rewrites a table in place: an unchanged table keeps its id and entries,
+    a changed one gets a fresh id, and the ordered diff
+    (controller.openflow.diff) fills it before a prefix points at it and
+    deletes the old one after (make before break). Tables alike share one
+    id and one set of entries; unlike tables with the same id are refused."""
+    ids, contents = {}, {}
+    for name, suffixes in table.suffix_tables.items():
+        content = (tuple(sorted((s.value, s.length, s.port) for s in suffixes)),
+                   tuple(table.failover.get(name, ())))
+        table_id = content_id(content)
+        if contents.setdefault(table_id, content) != content:
+            raise ValueError('%s: suffix table %s has the id %d of another table'
+                             % (table.switch, name, table_id))
+        ids[name] = table_id
+    return ids
 
 
 def prefix_match(prefix):
@@ -117,7 +138,7 @@ def failover_buckets(port, failover):
 def group_id(ports):
     """A group id derived from its content, so the same buckets keep the same
     id whatever else changes on the switch (updates stay small diffs)."""
-    return zlib.crc32(repr(ports).encode()) & 0x7fffffff or 1
+    return content_id(ports)
 
 
 def _suffix_output(port, failover):
@@ -131,7 +152,11 @@ def _suffix_output(port, failover):
 
 def suffix_rules_and_groups(table):
     rules, groups = [], {}
+    compiled = set()
     for name, table_id in suffix_table_ids(table).items():
+        if table_id in compiled:
+            continue  # a table alike under another name: its entries are in
+        compiled.add(table_id)
         for s in table.suffix_tables[name]:
             match = (('eth_type', ETH_TYPE_IP), ('metadata', (table_id, METADATA_MASK)),
                      ('ipv4_dst', _masked(s.value, right_mask(s.length))))

@@ -50,6 +50,7 @@ then takes a second lap (see tests/unit/test_nbridge_routing.py for the pinned
 distribution of extra hops and why).
 """
 from controller.openflow.diff import ordered_diff
+from controller.openflow.lookup import pipeline, rules_hit
 from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_IP, IN_PORT, PRIORITY_ROUTE_BASE, TABLE_FLOWS, TABLE_PREFIX, TABLE_SUFFIX,
     FlowRule, housekeeping_rules, output)
@@ -138,36 +139,13 @@ def root_rules(topo, dim, line, shielded=None):
     return rules
 
 
-def _match_terms(rule):
-    """A rule's match as (field, value, mask) integer terms."""
-    terms = []
-    for name, want in rule.match:
-        value, mask = want if isinstance(want, tuple) else (want, None)
-        if name in ('ipv4_dst', 'ipv4_src'):
-            value, mask = ip_to_int(value), ip_to_int(mask) if mask else 0xffffffff
-        terms.append((name, value, 0xffffffffffffffff if mask is None else mask))
-    return tuple(terms)
-
-
-def pipeline(rules):
-    """{table: [(match terms, rule)], highest priority first}: a switch's
-    rules prepared for run_pipeline."""
-    tables = {}
-    for rule in sorted(rules, key=lambda r: -r.priority):
-        tables.setdefault(rule.table, []).append((_match_terms(rule), rule))
-    return tables
-
-
 def run_pipeline(tables, in_port, dst_ip):
-    """What an OpenFlow 1.3 switch holding ``tables`` (see pipeline) does
-    with an IPv4 packet: ('output', ofport), ('in_port',) or None for a drop.
+    """What an OpenFlow 1.3 switch holding ``tables`` (controller.openflow.lookup.pipeline)
+    does with an IPv4 packet: ('output', ofport), ('in_port',) or None for a drop.
     The rules the switch gets, read hop by hop in tests instead of trusted."""
     packet = {'in_port': in_port, 'eth_type': ETH_TYPE_IP, 'ipv4_dst': ip_to_int(dst_ip), 'metadata': 0}
-    table, result = TABLE_FLOWS, None
-    while table is not None:
-        rule = next((r for terms, r in tables.get(table, ())
-                     if all(name in packet and packet[name] & mask == value for name, value, mask in terms)),
-                    None)
+    result = None
+    for rule in rules_hit(tables, packet, TABLE_FLOWS):
         if rule is None:
             return None
         for action in rule.actions:
@@ -175,10 +153,6 @@ def run_pipeline(tables, in_port, dst_ip):
                 result = action
             elif action[0] != 'dec_ttl':
                 raise ValueError('run_pipeline: action %r is not modelled' % (action,))
-        if rule.write_metadata is not None:
-            value, mask = rule.write_metadata
-            packet['metadata'] = packet['metadata'] & ~mask | value & mask
-        table = rule.goto_table
     return result
 
 

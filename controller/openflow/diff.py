@@ -9,9 +9,22 @@ lets a packet meet a half-changed switch (make before break).
      highest priority first: an entry that sends packets on (goto, a more
      specific redirect) never arrives before what it sends them to;
   3. strict deletes (DELETE_FLOW) of rules whose (table, priority, match)
-     key is gone, once what replaces them is in place;
+     key is gone, once what replaces them is in place: shallowest table
+     first (an entry goes before what it sends packets to) and, within a
+     table, lowest priority first (a packet whose old entry goes falls
+     through to its new one, never to another old one);
   4. deletes (DELETE_GROUP) of groups the new state no longer has, once no
      rule uses them.
+
+Every op changes one entry, so a packet meets, table by table, either the
+entry the old state gives it or the one the new state does (adds: a more
+specific new entry is in before a less specific one; deletes: the reverse).
+Across tables this needs entries that name another table's entries by id
+(metadata, group ids) to name them by content, so that an id's entries are
+the same in both states (controller.fattree.pipeline.suffix_table_ids,
+group_id): a changed target is a new id, added before and deleted after
+what points at it. A changed rule or group is replaced by one ADD_FLOW or
+MODIFY_GROUP, which a switch applies atomically.
 """
 ADD_GROUP = 'add_group'
 MODIFY_GROUP = 'modify_group'
@@ -55,7 +68,8 @@ def ordered_diff(old_rules, new_rules, old_groups=(), new_groups=()):
             ops.append((MODIFY_GROUP, group))
     added = [rule for key, rule in new_by_key.items() if old_by_key.get(key) != rule]
     ops += [(ADD_FLOW, rule) for rule in sorted(added, key=lambda r: (-r.table, -r.priority))]
-    ops += [(DELETE_FLOW, rule) for key, rule in old_by_key.items() if key not in new_by_key]
+    gone = [rule for key, rule in old_by_key.items() if key not in new_by_key]
+    ops += [(DELETE_FLOW, rule) for rule in sorted(gone, key=lambda r: (r.table, r.priority))]
     ops += [(DELETE_GROUP, group) for group_id, group in old_by_id.items() if group_id not in new_by_id]
     return ops
 

@@ -64,6 +64,14 @@ def test_conflicting_state_is_rejected():
     assert ordered_diff([], [KEPT, KEPT]) == [(ADD_FLOW, KEPT)]  # the same rule twice is one entry
 
 
+def test_deletes_go_shallowest_table_first_then_lowest_priority_first():
+    # a prefix goes before the entries it leads to; a packet whose specific
+    # entry goes falls through to its new one, not to another old one
+    assert ordered_diff([NEW_T2, NEW_T1_HIGH, GONE, NEW_T0, NEW_T1_LOW], [KEPT]) == [
+        (ADD_FLOW, KEPT), (DELETE_FLOW, NEW_T0), (DELETE_FLOW, NEW_T1_LOW), (DELETE_FLOW, GONE),
+        (DELETE_FLOW, NEW_T1_HIGH), (DELETE_FLOW, NEW_T2)]
+
+
 def test_count():
     ops = ordered_diff([GONE, CHANGED_OLD], [CHANGED_NEW, NEW_T0])
     assert (count(ops, ADD_FLOW), count(ops, DELETE_FLOW), count(ops, ADD_GROUP)) == (2, 1, 0)
