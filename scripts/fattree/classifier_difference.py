@@ -9,7 +9,8 @@ Each scheme's score is the bisection experiment's (% of the non-blocking
 switch's aggregate rate, same pattern and seed). Writes difference.json
 (the run directories, every seed's scores) and difference.csv (per pattern:
 two-level and classifier mean, classifier minus two-level mean, standard
-deviation, min and max over the seeds).
+deviation, min and max over the seeds, and the classifier's moves in each
+seed's run, from the controller's log).
 """
 import argparse
 import csv
@@ -24,8 +25,10 @@ SCHEMES = ('twolevel', 'classifier')
 
 
 def per_seed(run_dirs):
-    """[{'run': dir, 'seed', 'pattern', 'twolevel', 'classifier'}, ...]: the
-    two schemes' % of non-blocking for every seed and pattern of the runs."""
+    """[{'run': dir, 'seed', 'pattern', 'twolevel', 'classifier',
+    'classifier_moves'}, ...]: the two schemes' % of non-blocking for every
+    seed and pattern of the runs, and the classifier's logged moves (None
+    for runs from before the runner recorded them)."""
     rows = []
     for run_dir in run_dirs:
         with open(os.path.join(run_dir, 'results.json')) as f:
@@ -38,8 +41,11 @@ def per_seed(run_dirs):
                 if missing:
                     raise ValueError('%s: %s seed %d has no %s run beside a non-blocking one'
                                      % (run_dir, pattern, seed, ' or '.join(missing)))
+                decisions = [r.get('controller_decisions') for r in runs
+                             if r['pattern'] == pattern and r['scheme'] == 'classifier']
                 rows.append(dict({'run': run_dir, 'seed': seed, 'pattern': pattern},
-                                 **{s: summary[(pattern, s)]['pct_of_nonblocking'] for s in SCHEMES}))
+                                 **{s: summary[(pattern, s)]['pct_of_nonblocking'] for s in SCHEMES},
+                                 classifier_moves=None if None in decisions else sum(map(len, decisions))))
     return rows
 
 
@@ -53,7 +59,9 @@ def differences(rows):
                     'classifier_pct': statistics.mean(r['classifier'] for r in group),
                     'difference_mean_pct': statistics.mean(diff),
                     'difference_std_pct': statistics.stdev(diff) if len(diff) > 1 else 0.0,
-                    'difference_min_pct': min(diff), 'difference_max_pct': max(diff)})
+                    'difference_min_pct': min(diff), 'difference_max_pct': max(diff),
+                    'classifier_moves': ' '.join('-' if r['classifier_moves'] is None else str(r['classifier_moves'])
+                                                 for r in group)})
     return out
 
 
@@ -75,12 +83,12 @@ def main(argv=None):
         writer = csv.DictWriter(f, fieldnames=list(summary[0]))
         writer.writeheader()
         writer.writerows(summary)
-    print('%% of the non-blocking switch; classifier - two-level over seeds')
+    print('%% of the non-blocking switch; classifier - two-level over seeds; classifier moves per seed')
     for row in summary:
-        print('%-27s seeds %-7s two-level %5.1f classifier %5.1f difference %+5.1f +- %4.1f (%+5.1f..%+5.1f)' % (
-            label(row['pattern']), row['seeds'], row['twolevel_pct'], row['classifier_pct'],
-            row['difference_mean_pct'], row['difference_std_pct'], row['difference_min_pct'],
-            row['difference_max_pct']))
+        print('%-27s seeds %-7s two-level %5.1f classifier %5.1f difference %+5.1f +- %4.1f (%+5.1f..%+5.1f)'
+              ' moves %s' % (label(row['pattern']), row['seeds'], row['twolevel_pct'], row['classifier_pct'],
+                             row['difference_mean_pct'], row['difference_std_pct'], row['difference_min_pct'],
+                             row['difference_max_pct'], row['classifier_moves']))
     print('written: %s/difference.json, difference.csv' % args.out)
 
 
