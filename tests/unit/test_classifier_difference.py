@@ -48,3 +48,24 @@ def test_a_run_without_both_schemes_is_an_error(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([run, '--out', str(tmp_path / 'out')])
     assert 'random seed 1 has no classifier run' in capsys.readouterr().err
+
+
+def test_a_seed_run_twice_is_averaged_and_its_run_to_run_range_reported(tmp_path, capsys):
+    first = write_run(tmp_path / 'first', 1, {('random', 'nonblocking'): 30.0, ('random', 'twolevel'): 15.0,
+                                              ('random', 'classifier'): 21.0}, moves=4)
+    again = write_run(tmp_path / 'again', 1, {('random', 'nonblocking'): 30.0, ('random', 'twolevel'): 18.0,
+                                              ('random', 'classifier'): 20.0}, moves=6)
+    other = write_run(tmp_path / 'other', 2, {('random', 'nonblocking'): 30.0, ('random', 'twolevel'): 15.0,
+                                              ('random', 'classifier'): 15.0}, moves=0)
+    main([first, again, other, '--out', str(tmp_path / 'out')])
+    with open(tmp_path / 'out' / 'difference.csv') as f:
+        (row,) = list(csv.DictReader(f))
+    # seed 1: two-level (50 + 60) / 2 = 55, classifier (70 + 66.7) / 2; seed 2: 50 and 50
+    assert row['seeds'] == '1 2' and row['classifier_moves'] == '4/6 0'
+    assert float(row['difference_max_pct']) == pytest.approx((70 + 200 / 3) / 2 - 55)
+    assert float(row['difference_min_pct']) == 0.0
+    with open(tmp_path / 'out' / 'repeats.csv') as f:
+        (repeat,) = list(csv.DictReader(f))
+    assert (repeat['seed'], repeat['twolevel_pct'], float(repeat['twolevel_range_pct'])) == ('1', '50.0 60.0', 10.0)
+    table = (tmp_path / 'out' / 'difference.md').read_text()
+    assert '| Random | 1 2 | 52.5 |' in table and '| Random, 1 | 50.0 60.0 | 10.0 |' in table
