@@ -141,7 +141,7 @@ def main(argv=None):
         write_csv(os.path.join(args.out, 'repeats.csv'), repeated)
     with open(os.path.join(args.out, 'difference.md'), 'w') as f:
         f.write(markdown(summary, repeated))
-    print('%% of the non-blocking switch; classifier - two-level over seeds; classifier moves per seed')
+    print('% of the non-blocking switch; classifier - two-level over seeds; classifier moves per seed')
     for row in summary:
         print('%-27s seeds %-7s two-level %5.1f classifier %5.1f difference %+5.1f +- %4.1f (%+5.1f..%+5.1f)'
               ' moves %s' % (label(row['pattern']), row['seeds'], row['twolevel_pct'], row['classifier_pct'],
