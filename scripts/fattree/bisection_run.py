@@ -99,6 +99,13 @@ class Fabrics:
         self._wait_installed(controller)
         self._ready(self.fattree, self.ft_hosts)
 
+    def decisions(self):
+        """The per-flow decisions the fat-tree's controller has logged
+        (classifier moves, scheduler placements and releases): since its
+        last restart, so for a scheme with per-flow state exactly those of
+        the run just measured."""
+        return logged_decisions(self.fattree.controller.log_path)
+
     def _wait_installed(self, controller, timeout=60):
         """Until every switch is back on the new controller (which replaced
         its rules on connect): its REST view lists the connected switches."""
@@ -114,6 +121,13 @@ class Fabrics:
                 pass
             time.sleep(0.5)
         raise TimeoutError('fat-tree switches did not all reconnect within %ds' % timeout)
+
+
+def logged_decisions(log_path):
+    """The lines of a controller log that record a dynamic scheme's
+    decision (controller.fattree.schemes logs each as 'SCHEME: ...')."""
+    with open(log_path) as log:
+        return [line.rstrip('\n') for line in log if line.startswith(tuple(s + ': ' for s in DYNAMIC))]
 
 
 def run_once(fabrics, scheme, pairs, config, progress):
@@ -145,10 +159,13 @@ def run_experiment(config, flows_of, record, progress):
                 for scheme in order:
                     pairs = flows_of[(pattern, rep)]
                     rates, cpu = run_once(fabrics, scheme, pairs, config, progress)
-                    record({'scheme': scheme, 'pattern': pattern, 'rep': rep, 'seed': seed,
-                            'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)}
-                                      for (s, d), r in zip(pairs, rates)],
-                            'aggregate_mbps': round(sum(rates), 3), **cpu})
+                    run = {'scheme': scheme, 'pattern': pattern, 'rep': rep, 'seed': seed,
+                           'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)}
+                                     for (s, d), r in zip(pairs, rates)],
+                           'aggregate_mbps': round(sum(rates), 3), **cpu}
+                    if scheme in DYNAMIC:  # what the controller did to the flows, to explain a score
+                        run['controller_decisions'] = fabrics.decisions()
+                    record(run)
                     progress('%-12s %-26s seed %d: %7.1f Mbit/s aggregate, CPU busy %.0f%%, '
                              'ovs-vswitchd %.0f%%, %d OVS bridges'
                              % (scheme, label(pattern), seed, sum(rates), cpu['cpu_busy_pct'],

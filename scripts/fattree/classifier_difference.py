@@ -9,7 +9,11 @@ Each scheme's score is the bisection experiment's (% of the non-blocking
 switch's aggregate rate, same pattern and seed). Writes difference.json
 (the run directories, every seed's scores) and difference.csv (per pattern:
 two-level and classifier mean, classifier minus two-level mean, standard
-deviation, min and max over the seeds).
+deviation, min and max over the seeds, and the classifier's moves in each
+seed's run, from the controller's log), and the same as Markdown tables
+(difference.md). A seed found in several run directories is repeated: its
+score is the mean of its runs, and repeats.csv lists each run's scores and
+their range (the run-to-run noise of one placement).
 """
 import argparse
 import csv
@@ -24,8 +28,10 @@ SCHEMES = ('twolevel', 'classifier')
 
 
 def per_seed(run_dirs):
-    """[{'run': dir, 'seed', 'pattern', 'twolevel', 'classifier'}, ...]: the
-    two schemes' % of non-blocking for every seed and pattern of the runs."""
+    """[{'run': dir, 'seed', 'pattern', 'twolevel', 'classifier',
+    'classifier_moves'}, ...]: the two schemes' % of non-blocking for every
+    seed and pattern of the runs, and the classifier's logged moves (None
+    for runs from before the runner recorded them)."""
     rows = []
     for run_dir in run_dirs:
         with open(os.path.join(run_dir, 'results.json')) as f:
@@ -38,23 +44,81 @@ def per_seed(run_dirs):
                 if missing:
                     raise ValueError('%s: %s seed %d has no %s run beside a non-blocking one'
                                      % (run_dir, pattern, seed, ' or '.join(missing)))
+                decisions = [r.get('controller_decisions') for r in runs
+                             if r['pattern'] == pattern and r['scheme'] == 'classifier']
                 rows.append(dict({'run': run_dir, 'seed': seed, 'pattern': pattern},
-                                 **{s: summary[(pattern, s)]['pct_of_nonblocking'] for s in SCHEMES}))
+                                 **{s: summary[(pattern, s)]['pct_of_nonblocking'] for s in SCHEMES},
+                                 classifier_moves=None if None in decisions else sum(map(len, decisions))))
     return rows
 
 
+def _moves(group):
+    """The classifier's moves of each row, '-' where not recorded."""
+    return '/'.join('-' if r['classifier_moves'] is None else str(r['classifier_moves']) for r in group)
+
+
+def by_seed(rows):
+    """{(pattern, seed): rows} in first-seen order; more than one row is
+    repetitions of one seed (runs of it in several run directories)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r['pattern'], r['seed']), []).append(r)
+    return groups
+
+
 def differences(rows):
+    """Per pattern over the seeds (each seed's score the mean of its
+    repetitions): both schemes' mean and classifier minus two-level, mean,
+    standard deviation, min and max."""
+    seeds = [{'pattern': p, 'seed': seed, 'moves': _moves(g),
+              **{s: statistics.mean(r[s] for r in g) for s in SCHEMES}}
+             for (p, seed), g in by_seed(rows).items()]
     out = []
-    for pattern in dict.fromkeys(r['pattern'] for r in rows):
-        group = [r for r in rows if r['pattern'] == pattern]
+    for pattern in dict.fromkeys(r['pattern'] for r in seeds):
+        group = [r for r in seeds if r['pattern'] == pattern]
         diff = [r['classifier'] - r['twolevel'] for r in group]
         out.append({'pattern': pattern, 'seeds': ' '.join(str(r['seed']) for r in group),
                     'twolevel_pct': statistics.mean(r['twolevel'] for r in group),
                     'classifier_pct': statistics.mean(r['classifier'] for r in group),
                     'difference_mean_pct': statistics.mean(diff),
                     'difference_std_pct': statistics.stdev(diff) if len(diff) > 1 else 0.0,
-                    'difference_min_pct': min(diff), 'difference_max_pct': max(diff)})
+                    'difference_min_pct': min(diff), 'difference_max_pct': max(diff),
+                    'classifier_moves': ' '.join(r['moves'] for r in group)})
     return out
+
+
+def repeats(rows):
+    """Per pattern and seed run more than once: each scheme's scores and
+    their range, the run-to-run noise of one and the same placement."""
+    return [{'pattern': p, 'seed': seed, 'repetitions': len(g),
+             **{s + '_pct': ' '.join('%.1f' % r[s] for r in g) for s in SCHEMES},
+             **{s + '_range_pct': max(r[s] for r in g) - min(r[s] for r in g) for s in SCHEMES},
+             'classifier_moves': _moves(g)}
+            for (p, seed), g in by_seed(rows).items() if len(g) > 1]
+
+
+def markdown(summary, repeated):
+    """The tables as Markdown (the README's are pasted from it)."""
+    lines = ['| pattern | seeds | two-level | classifier | classifier - two-level: mean +- std (min..max) '
+             '| classifier moves per seed |', '|---|---|---|---|---|---|']
+    lines += ['| %s | %s | %.1f | %.1f | %+.1f +- %.1f (%+.1f..%+.1f) | %s |' % (
+        label(r['pattern']), r['seeds'], r['twolevel_pct'], r['classifier_pct'], r['difference_mean_pct'],
+        r['difference_std_pct'], r['difference_min_pct'], r['difference_max_pct'], r['classifier_moves'])
+        for r in summary]
+    if repeated:
+        lines += ['', '| pattern, seed | two-level, each run | range | classifier, each run | range '
+                  '| classifier moves |', '|---|---|---|---|---|---|']
+        lines += ['| %s, %d | %s | %.1f | %s | %.1f | %s |' % (
+            label(r['pattern']), r['seed'], r['twolevel_pct'], r['twolevel_range_pct'], r['classifier_pct'],
+            r['classifier_range_pct'], r['classifier_moves']) for r in repeated]
+    return '\n'.join(lines) + '\n'
+
+
+def write_csv(path, rows):
+    with open(path, 'w', newline='') as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def main(argv=None):
@@ -67,21 +131,29 @@ def main(argv=None):
         rows = per_seed(args.run_dirs)
     except (OSError, ValueError, KeyError) as err:
         parser.error(str(err))
-    summary = differences(rows)
+    summary, repeated = differences(rows), repeats(rows)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, 'difference.json'), 'w') as f:
-        json.dump({'runs': args.run_dirs, 'per_seed': rows, 'differences': summary}, f, indent=1)
-    with open(os.path.join(args.out, 'difference.csv'), 'w', newline='') as f:
-        writer = csv.DictWriter(f, fieldnames=list(summary[0]))
-        writer.writeheader()
-        writer.writerows(summary)
-    print('%% of the non-blocking switch; classifier - two-level over seeds')
+        json.dump({'runs': args.run_dirs, 'per_seed': rows, 'differences': summary, 'repeats': repeated},
+                  f, indent=1)
+    write_csv(os.path.join(args.out, 'difference.csv'), summary)
+    if repeated:
+        write_csv(os.path.join(args.out, 'repeats.csv'), repeated)
+    with open(os.path.join(args.out, 'difference.md'), 'w') as f:
+        f.write(markdown(summary, repeated))
+    print('% of the non-blocking switch; classifier - two-level over seeds; classifier moves per seed')
     for row in summary:
-        print('%-27s seeds %-7s two-level %5.1f classifier %5.1f difference %+5.1f +- %4.1f (%+5.1f..%+5.1f)' % (
-            label(row['pattern']), row['seeds'], row['twolevel_pct'], row['classifier_pct'],
-            row['difference_mean_pct'], row['difference_std_pct'], row['difference_min_pct'],
-            row['difference_max_pct']))
-    print('written: %s/difference.json, difference.csv' % args.out)
+        print('%-27s seeds %-7s two-level %5.1f classifier %5.1f difference %+5.1f +- %4.1f (%+5.1f..%+5.1f)'
+              ' moves %s' % (label(row['pattern']), row['seeds'], row['twolevel_pct'], row['classifier_pct'],
+                             row['difference_mean_pct'], row['difference_std_pct'], row['difference_min_pct'],
+                             row['difference_max_pct'], row['classifier_moves']))
+    for row in repeated:
+        print('%-27s seed %d, %d runs: two-level %s (range %.1f), classifier %s (range %.1f), moves %s' % (
+            label(row['pattern']), row['seed'], row['repetitions'], row['twolevel_pct'],
+            row['twolevel_range_pct'], row['classifier_pct'], row['classifier_range_pct'],
+            row['classifier_moves']))
+    print('written: %s/difference.json, difference.csv, difference.md%s'
+          % (args.out, ', repeats.csv' if repeated else ''))
 
 
 if __name__ == '__main__':

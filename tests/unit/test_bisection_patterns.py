@@ -172,3 +172,15 @@ def test_plot_labels_the_paper_marks_and_names_the_seeds(tmp_path, monkeypatch):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert sorted(labels) == ['paper: Al-Fares et al. Table 2 (on its scheme\'s bar)', 'scheduler', 'twolevel']
     assert '2 repetition(s), seed(s) 23 29' in ax.get_title()
+
+
+def test_a_runs_controller_decisions_are_the_scheme_lines_of_its_log(tmp_path):
+    from scripts.fattree.bisection_run import logged_decisions
+    log = tmp_path / 'controller.log'
+    log.write_text('fat-tree routing scheme: classifier\n'
+                   'installed 24 rules on e0_0 (dpid 0x10a000001)\n'
+                   'classifier: a1_3 10.1.0.2->10.2.0.3 tcp/5201 port 2 -> 3\n'
+                   'scheduler: 10.0.0.2->10.1.0.2 tcp/5201 released\n'
+                   'scheme round failed: classifier: not a decision\n')
+    assert logged_decisions(str(log)) == ['classifier: a1_3 10.1.0.2->10.2.0.3 tcp/5201 port 2 -> 3',
+                                          'scheduler: 10.0.0.2->10.1.0.2 tcp/5201 released']
