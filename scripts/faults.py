@@ -259,8 +259,8 @@ def bfd_states(model, sites=LOCAL):
 
 
 def bfd_flaps(model, sites=LOCAL):
-    """BFD state changes OVS has counted (flap_count) over every
-    switch-to-switch interface, summed."""
+    """Changes of BFD's forwarding state OVS has counted (flap_count: down
+    and up again are two) over every switch-to-switch interface, summed."""
     return sum(int(status.get('flap_count', 0)) for status in bfd_status(model, sites).values())
 
 
