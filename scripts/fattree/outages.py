@@ -4,7 +4,7 @@ UDP probe stream in each direction across the failed element times the
 repair and counts lost packets; then all-pairs reachability after every
 single-link failure.
 
-    python -m scripts.fattree.outages [--k 4] [--bfd-ms 100] [--out results/outages]
+    python -m scripts.fattree.outages [--k 4] [--bfd-ms MS] [--out results/outages]
     python -m scripts.fattree.outages --report results/outages/outages.json
 
 Prints tables; writes outages.json (with single_link_reachability) and
@@ -20,7 +20,7 @@ import time
 
 from controller.fattree.failover import expand_failures, repair_point
 from scripts import bfd, faults, probe, traffic
-from scripts.argtypes import fattree_k
+from scripts.argtypes import fattree_k, positive
 from scripts.fabric import Fabric, progress
 from topologies.fattree import FatTree
 
@@ -153,7 +153,8 @@ def markdown(result):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--k', type=fattree_k, default=4)
-    parser.add_argument('--bfd-ms', type=int, default=100)
+    parser.add_argument('--bfd-ms', type=positive(int),
+                        help='BFD interval (default: the one dcfabric run gives this k, scripts/bfd.py)')
     parser.add_argument('--out', default='results/outages')
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
@@ -166,10 +167,11 @@ def main(argv=None):
             print(markdown(json.load(f)))
         return
     topo = FatTree(args.k)
+    bfd_ms = args.bfd_ms or bfd.interval_for(len(topo.switch_links()))
     rows = []
     loadavg_before = os.getloadavg()[0]
     with Fabric(topo, 'controller.fattree.app', {'k': args.k}, ofp_port=args.ofp_port,
-                rest_port=args.rest_port, bfd_ms=args.bfd_ms) as fabric:
+                rest_port=args.rest_port, bfd_ms=bfd_ms) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=progress)
         for name, element, a, b in SCENARIOS:
             for silent in (False, True):
@@ -190,7 +192,7 @@ def main(argv=None):
                                  'control_lost': control['failure']['lost'],
                                  'control_restored_ms': control['failure']['restored_ms']})
         reach = [] if args.skip_reachability else single_link_reachability(fabric, topo)
-    result = {'k': args.k, 'bfd_ms': args.bfd_ms, 'rate_pps': RATE,
+    result = {'k': args.k, 'bfd_ms': bfd_ms, 'rate_pps': RATE,
               'loadavg_1m': [round(loadavg_before, 2), round(os.getloadavg()[0], 2)],
               'outages': rows, 'single_link_reachability': reach}
     os.makedirs(args.out, exist_ok=True)
