@@ -154,7 +154,7 @@ def measure(interval, bw, seconds, detections, seed, progress):
             detected_s, _ = silent_failure_detection(topo, fabric.controller.rest_port, *FAILED_LINK)
             detected.append(round(detected_s * 1000, 1))
         progress('silent failure of %s-%s detected after %s ms' % (FAILED_LINK + (detected,)))
-    row.update(detection_ms=detected, detection_ms_median=statistics.median(detected) if detected else None,
+    row.update(detection_ms=detected, detection_settle_s=SETTLE_S, detection_ms_median=statistics.median(detected) if detected else None,
                detection_ms_max=max(detected) if detected else None, held=windows_held(row))
     return row
 
@@ -164,6 +164,23 @@ CSV_COLUMNS = ['interval_ms', 'links', 'bfd_packets_per_s', 'within_budget', 'se
                'idle_cpu_busy_pct', 'load_flows', 'load_aggregate_mbps', 'load_transfer_errors',
                'load_ovs_flaps', 'load_controller_live_changes', 'load_ovs_vswitchd_cpu_pct',
                'load_cpu_busy_pct', 'load_loadavg_1m', 'load_ovs_bridges', 'detection_ms_median', 'detection_ms_max', 'held']
+
+
+def markdown(rows):
+    """The README's table of every row, and the lowest interval that held."""
+    lines = ['| interval (ms) | links | BFD packets/s | window (s) | BFD flaps idle / load (OVS; controller) '
+             '| ovs-vswitchd % of a core idle / load | machine busy % idle / load | load Mbit/s (16 flows) '
+             '| silent failure detected (ms) |', '|---|---|---|---|---|---|---|---|---|']
+    for r in rows:
+        lines.append('| %d | %s | %d | %d | %d / %d; %d / %d | %.0f / %.0f | %.0f / %.0f | %s | %s |' % (
+            r['interval_ms'], r['links'], r['bfd_packets_per_s'], r['seconds'], r['idle_ovs_flaps'],
+            r['load_ovs_flaps'], r['idle_controller_live_changes'], r['load_controller_live_changes'],
+            r['idle_ovs_vswitchd_cpu_pct'], r['load_ovs_vswitchd_cpu_pct'], r['idle_cpu_busy_pct'],
+            r['load_cpu_busy_pct'], r.get('load_aggregate_mbps'),
+            ', '.join('%.0f' % d for d in r['detection_ms']) + ('' if 'detection_settle_s' in r
+                                                                 else ' (no wait after recoveries)')))
+    lines.append('\nlowest interval that held, with every larger one: %s ms' % lowest_holding(rows))
+    return '\n'.join(lines)
 
 
 def write(out, rows):
@@ -195,26 +212,21 @@ def main(argv=None):
     parser.add_argument('--detections', type=int, default=3, help='silent failures timed per interval')
     parser.add_argument('--seed', type=int, default=1, help='seed of the random permutation')
     parser.add_argument('--out', default='results/fattree')
+    parser.add_argument('--report', action='store_true',
+                        help='no run: print the Markdown table of what --out/bfd_floor.json holds')
     args = parser.parse_args(argv)
-    from scripts.fabric import progress
     rows = read(args.out)
+    if args.report:
+        print(markdown(rows))
+        return
+    from scripts.fabric import progress
     for interval in args.intervals:
         for kind in args.links:
             row = measure(interval, args.bw if kind == 'shaped' else None, args.seconds, args.detections,
                           args.seed, progress)
             rows = merged(rows, [row])
             write(args.out, rows)  # what was measured survives an interruption
-    line = '%8s %-20s %7s %11s %11s %9s %9s %12s %12s %6s'
-    print(line % ('interval', 'links', 'BFD/s', 'idle flaps', 'load flaps', 'idle ovs%', 'load ovs%',
-                  'load Mbit/s', 'detect ms', 'held'))
-    for r in rows:
-        print(line % (r['interval_ms'], r['links'], r['bfd_packets_per_s'],
-                      '%d/%d' % (r['idle_ovs_flaps'], r['idle_controller_live_changes']),
-                      '%d/%d' % (r['load_ovs_flaps'], r['load_controller_live_changes']),
-                      r['idle_ovs_vswitchd_cpu_pct'], r['load_ovs_vswitchd_cpu_pct'],
-                      r.get('load_aggregate_mbps'), r['detection_ms_median'], r['held']))
-    print('flaps: OVS flap_count / controller liveness changes; lowest interval holding at and above: %s ms'
-          % lowest_holding(rows))
+    print(markdown(rows))
     print('written: %s/bfd_floor.json, bfd_floor.csv' % args.out)
 
 
