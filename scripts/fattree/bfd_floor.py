@@ -176,9 +176,7 @@ def markdown(rows):
             r['interval_ms'], r['links'], r['bfd_packets_per_s'], r['seconds'], r['idle_ovs_flaps'],
             r['load_ovs_flaps'], r['idle_controller_live_changes'], r['load_controller_live_changes'],
             r['idle_ovs_vswitchd_cpu_pct'], r['load_ovs_vswitchd_cpu_pct'], r['idle_cpu_busy_pct'],
-            r['load_cpu_busy_pct'], r.get('load_aggregate_mbps'),
-            ', '.join('%.0f' % d for d in r['detection_ms']) + ('' if 'detection_settle_s' in r
-                                                                 else ' (no wait after recoveries)')))
+            r['load_cpu_busy_pct'], r.get('load_aggregate_mbps'), ', '.join('%.0f' % d for d in r['detection_ms'])))
     lines.append('\nlowest interval that held, with every larger one: %s ms' % lowest_holding(rows))
     return '\n'.join(lines)
 
