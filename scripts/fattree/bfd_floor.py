@@ -148,7 +148,7 @@ def measure(interval, bw, seconds, detections, seed, progress):
         row.update(window(fabric, topo, 'idle', seconds, [], progress))
         row.update(window(fabric, topo, 'load', seconds, pairs, progress))
         detected = []
-        for n in range(detections):
+        for _ in range(detections):
             faults.wait_bfd_up(topo)
             time.sleep(SETTLE_S)
             detected_s, _ = silent_failure_detection(topo, fabric.controller.rest_port, *FAILED_LINK)
