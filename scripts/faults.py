@@ -239,17 +239,29 @@ def enable_bfd(model, interval_ms=100, mult=3, sites=LOCAL):
         sites.run(server, *cmd)
 
 
-def bfd_states(model, sites=LOCAL):
-    """{interface: BFD state} for every switch-to-switch interface."""
-    states = {}
+def bfd_status(model, sites=LOCAL):
+    """{interface: its bfd_status column (state, flap_count, ...)} for every
+    switch-to-switch interface OVS has."""
+    statuses = {}
     for server in sites.servers():
         out = sites.run(server, 'ovs-vsctl', '-f', 'json', '--columns=name,bfd_status',
                         'list', 'interface').stdout
         for name, (_, status) in json.loads(out)['data']:
-            states[name] = dict(status).get('state')
+            statuses[name] = dict(status)
     wanted = {interface_name(model, n, p) for l in model.switch_links()
               for n, p in ((l.node_a, l.port_a), (l.node_b, l.port_b))}
-    return {name: state for name, state in states.items() if name in wanted}
+    return {name: status for name, status in statuses.items() if name in wanted}
+
+
+def bfd_states(model, sites=LOCAL):
+    """{interface: BFD state} for every switch-to-switch interface."""
+    return {name: status.get('state') for name, status in bfd_status(model, sites).items()}
+
+
+def bfd_flaps(model, sites=LOCAL):
+    """Changes of BFD's forwarding state OVS has counted (flap_count: down
+    and up again are two) over every switch-to-switch interface, summed."""
+    return sum(int(status.get('flap_count', 0)) for status in bfd_status(model, sites).values())
 
 
 def wait_bfd_up(model, timeout=30, sites=LOCAL):

@@ -4,9 +4,12 @@ UDP probe stream in each direction across the failed element times the
 repair and counts lost packets; then all-pairs reachability after every
 single-link failure.
 
-    python -m scripts.fattree.outages [--k 4] [--bfd-ms 100] [--out results/outages]
+    python -m scripts.fattree.outages [--k 4] [--bfd-ms MS] [--out results/outages]
+    python -m scripts.fattree.outages --report results/outages/outages.json
 
-Prints tables; writes outages.json/csv and single_link_reachability.json.
+Prints tables; writes outages.json (with single_link_reachability) and
+outages.csv. ``--report`` runs nothing: it prints the README's Markdown
+table and summary figures from a run's outages.json.
 """
 import argparse
 import csv
@@ -16,8 +19,8 @@ import sys
 import time
 
 from controller.fattree.failover import expand_failures, repair_point
-from scripts import faults, probe, traffic
-from scripts.argtypes import fattree_k
+from scripts import bfd, faults, probe, traffic
+from scripts.argtypes import fattree_k, positive
 from scripts.fabric import Fabric, progress
 from topologies.fattree import FatTree
 
@@ -113,19 +116,62 @@ def single_link_reachability(fabric, topo):
     return rows
 
 
+def span(values):
+    """'a-b' of the smallest and largest value (one value alone if they are equal)."""
+    low, high = min(values), max(values)
+    return '%g' % low if low == high else '%g-%g' % (low, high)
+
+
+def summary(result):
+    """The figures the README states about a run (outages.json as loaded)."""
+    rows = result['outages']
+    hard = [r for r in rows if r['mode'] == 'hard']
+    local = [r['restored_ms'] for r in hard if r['repaired_by'] != 'controller']
+    controller = [r['restored_ms'] for r in hard if r['repaired_by'] == 'controller']
+    silent = [r['restored_ms'] for r in rows if r['mode'] == 'silent']
+    reach = result['single_link_reachability']
+    return {'hard_local': len(local), 'hard_local_ms': span(local),
+            'hard_controller': len(controller), 'hard_controller_ms': span(controller),
+            'silent_ms': span(silent), 'bfd_detection_ms': bfd.detection_ms(result['bfd_ms']),
+            'control_lost_max': max(r['control_lost'] for r in rows),
+            'single_links': len(reach), 'single_links_with_unreachable': sum(1 for r in reach if r['unreachable']),
+            'pairs': max((r['pairs'] for r in reach), default=0),
+            'loadavg_1m': result.get('loadavg_1m')}
+
+
+def markdown(result):
+    """The README's outage table and the summary sentence's figures."""
+    lines = ['| failure | element | mode | direction | repaired by | packets lost | restored after (ms) '
+             '| lost on recovery | control stream lost |', '|---|---|---|---|---|---|---|---|---|']
+    lines += ['| %(class)s | %(element)s | %(mode)s | %(direction)s | %(repaired_by)s | %(lost)s '
+              '| %(restored_ms)s | %(lost_on_recovery)s | %(control_lost)s |' % r for r in result['outages']]
+    lines.append('')
+    lines += ['%s: %s' % item for item in summary(result).items()]
+    return '\n'.join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--k', type=fattree_k, default=4)
-    parser.add_argument('--bfd-ms', type=int, default=100)
+    parser.add_argument('--bfd-ms', type=positive(int),
+                        help='BFD interval (default: the one dcfabric run gives this k, scripts/bfd.py)')
     parser.add_argument('--out', default='results/outages')
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
     parser.add_argument('--skip-reachability', action='store_true')
+    parser.add_argument('--report', metavar='OUTAGES_JSON',
+                        help='no run: print the Markdown table and summary figures of a finished run')
     args = parser.parse_args(argv)
+    if args.report:
+        with open(args.report) as f:
+            print(markdown(json.load(f)))
+        return
     topo = FatTree(args.k)
+    bfd_ms = args.bfd_ms or bfd.interval_for(len(topo.switch_links()))
     rows = []
+    loadavg_before = os.getloadavg()[0]
     with Fabric(topo, 'controller.fattree.app', {'k': args.k}, ofp_port=args.ofp_port,
-                rest_port=args.rest_port, bfd_ms=args.bfd_ms) as fabric:
+                rest_port=args.rest_port, bfd_ms=bfd_ms) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=progress)
         for name, element, a, b in SCENARIOS:
             for silent in (False, True):
@@ -146,25 +192,19 @@ def main(argv=None):
                                  'control_lost': control['failure']['lost'],
                                  'control_restored_ms': control['failure']['restored_ms']})
         reach = [] if args.skip_reachability else single_link_reachability(fabric, topo)
+    result = {'k': args.k, 'bfd_ms': bfd_ms, 'rate_pps': RATE,
+              'loadavg_1m': [round(loadavg_before, 2), round(os.getloadavg()[0], 2)],
+              'outages': rows, 'single_link_reachability': reach}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, 'outages.json'), 'w') as f:
-        json.dump({'k': args.k, 'bfd_ms': args.bfd_ms, 'rate_pps': RATE, 'outages': rows,
-                   'single_link_reachability': reach}, f, indent=2)
+        json.dump(result, f, indent=2)
     with open(os.path.join(args.out, 'outages.csv'), 'w', newline='') as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    line = '%-18s %-10s %-7s %-16s %-24s %6s %12s %9s %13s %12s'
-    print(line % ('class', 'element', 'mode', 'direction', 'repaired by', 'lost', 'restored ms',
-                  'lost@rec', 'control lost', 'control ms'))
-    for r in rows:
-        print(line % (r['class'], r['element'], r['mode'], r['direction'], r['repaired_by'], r['lost'],
-                      r['restored_ms'], r['lost_on_recovery'], r['control_lost'], r['control_restored_ms']))
-    print('control: %s->%s, a path no failure touches, probed at the same time: what the emulator '
-          'itself lost while the failure was handled' % CONTROL)
-    if reach:
-        bad = [r for r in reach if r['unreachable']]
-        print('single-link failures: %d links, %d with unreachable pairs' % (len(reach), len(bad)))
+    print(markdown(result))
+    print('control stream: %s->%s, a path no failure touches, probed at the same time: what the '
+          'emulator itself lost while the failure was handled' % CONTROL)
     print('written: %s/outages.json, outages.csv' % args.out)
 
 

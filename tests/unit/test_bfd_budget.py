@@ -5,7 +5,7 @@ from scripts import bfd
 from topologies.fattree import FatTree
 
 
-@pytest.mark.parametrize('k, interval_ms', [(4, 100), (6, 110), (8, 260), (16, 2050)])
+@pytest.mark.parametrize('k, interval_ms', [(4, 70), (6, 110), (8, 260), (16, 2050)])
 def test_fat_tree_intervals_keep_the_budget(k, interval_ms):
     links = len(FatTree(k).switch_links())
     assert links == k ** 3 // 2
