@@ -30,16 +30,19 @@ def flows(switch):
     return sorted(line.strip() for line in out.splitlines() if 'priority' in line)
 
 
-def max_flow_age(switch):
+def flow_ages(switch):
+    """Seconds since each flow of the switch was installed (one dump: the
+    controller may wipe the switch between two)."""
     out = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', 'dump-flows', switch],
                          capture_output=True, text=True, check=True).stdout
-    return max(float(age) for age in re.findall(r'duration=([\d.]+)s', out))
+    return [float(age) for age in re.findall(r'duration=([\d.]+)s', out)]
 
 
 def wait_reinstalled(switch, since, timeout=20):
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if flows(switch) and max_flow_age(switch) < time.time() - since:
+        ages = flow_ages(switch)
+        if ages and max(ages) < time.time() - since:
             return
         time.sleep(0.2)
     raise AssertionError('%s was not reinstalled within %ds' % (switch, timeout))
