@@ -12,10 +12,10 @@ transaction, pure data, unit tested; ``transact`` sends it.
 """
 import collections
 import json
+import os
 import socket
 import time
 
-DB_SOCKET = 'unix:/var/run/openvswitch/db.sock'
 DATABASE = 'Open_vSwitch'
 
 # ports: [(interface name, ofport_request, {Interface column: value})], a
@@ -26,6 +26,12 @@ Bridge = collections.namedtuple('Bridge', 'name datapath_type fail_mode protocol
 
 class OvsdbError(Exception):
     pass
+
+
+def default_remote():
+    """ovsdb-server's socket where ovs-vsctl looks for it: under $OVS_RUNDIR
+    when set (scripts/private_ovs.sh sets it for a private Open vSwitch)."""
+    return 'unix:%s/db.sock' % os.environ.get('OVS_RUNDIR', '/var/run/openvswitch')
 
 
 def _map(pairs):
@@ -83,13 +89,14 @@ def _unix_path(remote):
     return remote[len('unix:'):]
 
 
-def transact(ops, remote=DB_SOCKET, timeout_s=120):
+def transact(ops, remote=None, timeout_s=120):
     """Send one transaction (JSON-RPC over ovsdb-server's socket, RFC 7047
     4.1.3) and return the result of each operation, or raise OvsdbError
     naming the first operation that failed. A blocking socket on purpose:
     Open vSwitch's Python library waits with select(), which cannot watch
     the descriptors >= 1024 a k=16 fabric's process holds."""
     ops = list(ops)
+    remote = remote or default_remote()
     try:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         connection.settimeout(timeout_s)
@@ -136,7 +143,7 @@ def _reply(connection, request_id):
                 return message
 
 
-def bridge_uuids(names, remote=DB_SOCKET):
+def bridge_uuids(names, remote=None):
     """{bridge name: uuid} of those of ``names`` that exist."""
     result = transact([{'op': 'select', 'table': 'Bridge', 'where': [], 'columns': ['name', '_uuid']}],
                       remote)
@@ -144,7 +151,7 @@ def bridge_uuids(names, remote=DB_SOCKET):
     return {row['name']: row['_uuid'][1] for row in result[0]['rows'] if row['name'] in wanted}
 
 
-def wait_applied(timeout_s, remote=DB_SOCKET):
+def wait_applied(timeout_s, remote=None):
     """Return once ovs-vswitchd has applied every transaction committed so
     far, as ovs-vsctl waits: bump next_cfg, then watch cur_cfg reach it."""
     bumped = transact([{'op': 'mutate', 'table': 'Open_vSwitch', 'where': [],
@@ -163,11 +170,11 @@ def wait_applied(timeout_s, remote=DB_SOCKET):
         time.sleep(0.1)
 
 
-def add_bridges(bridges, remote=DB_SOCKET):
+def add_bridges(bridges, remote=None):
     transact(add_bridges_ops(bridges), remote)
 
 
-def delete_bridges(names, remote=DB_SOCKET):
+def delete_bridges(names, remote=None):
     """Remove the bridges of ``names`` that exist, in one transaction."""
     uuids = bridge_uuids(names, remote)
     if uuids:
