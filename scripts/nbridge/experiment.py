@@ -3,6 +3,7 @@ emulated K-ary N-Bridge (Mininet + userspace OVS + controller.nbridge.app).
 
     sudo .venv/bin/python -m scripts.nbridge.experiment [--shape 33,6] [--target 13,2]
         [--phase 10] [--period 0.2] [--json results.json]
+    python -m scripts.nbridge.experiment --report RUN.json [RUN.json ...]   # the README's table
 
 1. Pick a target leaf; node list = the hosts of every leaf on one of its
    lines (2-D: LSW(a, j0) and LSW(j1, b)), without the target's own hosts.
@@ -174,13 +175,38 @@ def run_experiment(shape=(4, 3), q=1, hosts_per_leaf=1, target=None, phase_s=5.0
     topo = NBridge(shape, q, hosts_per_leaf)
     target = topo.check_coords(target) if target is not None else default_target(topo)
     params = {'shape': list(shape), 'q': q, 'hosts': hosts_per_leaf}
+    loadavg_before = os.getloadavg()[0]
     started = time.time()
     with Fabric(topo, APP, params, ofp_port=ofp_port, rest_port=rest_port) as fabric:
         build_s = time.time() - started
         log('fabric up in %.1f s (%d switches, %d hosts)' % (build_s, len(topo.switches), len(topo.hosts)))
         result = run_phases(fabric, topo, target, phase_s, period, size, rest_port, log)
     result['build_s'] = round(build_s, 1)
+    # the machine is shared: latencies mean little without its load
+    result['loadavg_1m'] = [round(loadavg_before, 2), round(os.getloadavg()[0], 2)]
     return result
+
+
+def markdown(results):
+    """The README's table, one row per finished run (``--json`` files)."""
+    phases = ('normal', 'shielded', 'off', 'on', 'renewed')
+    lines = ['| fabric, target | nodes / pairs / crossing | build (s) | load average before, after '
+             '| failed pairs per phase (normal, shielded, off, on, renewed) | blocks lost / sent '
+             '| crossing pairs\' switch hops, normal -> shielded '
+             '| crossing one-way latency, median (ms): normal, shielded, renewed |',
+             '|' + '---|' * 8]
+    for r in results:
+        stats = r['phases']
+        crossing = {phase: stats[phase]['crossing'] for phase in phases}
+        lines.append('| %s, LSW(%s) | %d / %d / %d | %s | %s | %s | %d / %d | %s -> %s | %s |' % (
+            r['fabric'], r['target'], r['nodes'], r['pairs'], r['crossing_pairs'], r['build_s'],
+            ', '.join('%.2f' % x for x in r['loadavg_1m']),
+            ', '.join(str(len(stats[phase]['failed_pairs'])) for phase in phases),
+            sum(stats[phase]['lost_blocks'] for phase in phases), sum(stats[phase]['blocks'] for phase in phases),
+            ','.join(map(str, crossing['normal']['hops'])), ','.join(map(str, crossing['shielded']['hops'])),
+            ', '.join('%.1f' % (crossing[phase]['median_latency_us'] / 1000)
+                      for phase in ('normal', 'shielded', 'renewed'))))
+    return '\n'.join(lines)
 
 
 def print_report(result, out=print):
@@ -224,7 +250,16 @@ def main(argv=None):
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
     parser.add_argument('--json', help='write the results here')
+    parser.add_argument('--report', nargs='+', metavar='JSON',
+                        help='no run: print the README\'s Markdown table of finished runs (their --json files)')
     args = parser.parse_args(argv)
+    if args.report:
+        results = []
+        for path in args.report:
+            with open(path) as f:
+                results.append(json.load(f))
+        print(markdown(results))
+        return
     from scripts.fabric import SetupError
     try:
         result = run_experiment(args.shape, args.q, args.hosts, args.target, args.phase, args.period, args.size,

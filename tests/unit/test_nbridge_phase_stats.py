@@ -1,6 +1,7 @@
 """The N-Bridge experiment's per-phase figures (scripts.nbridge.experiment.
-phase_stats): which blocks count for a phase's hops, and failed pairs."""
-from scripts.nbridge.experiment import phase_stats
+phase_stats): which blocks count for a phase's hops, and failed pairs; and
+the README table made from them."""
+from scripts.nbridge.experiment import markdown, phase_stats
 
 CROSS = ('10.0.0.1', '10.0.0.2')
 OTHER = ('10.0.0.3', '10.0.0.4')
@@ -35,3 +36,19 @@ def test_a_pair_fails_only_on_an_outage_of_consecutive_blocks():
     stats = phase_stats(lost + blip, phases, {}, period=0.5)
     assert stats['off']['failed_pairs'] == [list(CROSS)]
     assert stats['off']['lost_blocks'] == 6 and stats['off']['pairs_with_loss'] == 2
+
+
+def test_markdown_row_from_a_finished_run():
+    names = ('normal', 'shielded', 'off', 'on', 'renewed')
+    phases = [(name, 10.0 * i) for i, name in enumerate(names)]
+    hops = {'normal': 5, 'shielded': 7, 'off': 7, 'on': 7, 'renewed': 5}
+    blocks = [block(CROSS, begin + 2.0, hops[name], lat_s=0.002 if hops[name] == 5 else 0.004)
+              for name, begin in phases]
+    blocks.append(block(OTHER, 22.0, 0, ok=False))
+    result = {'fabric': 'nbridge(3x3, Q=1, H=1)', 'target': '1,1', 'nodes': 4, 'pairs': 12,
+              'crossing_pairs': 1, 'build_s': 1.8, 'loadavg_1m': [0.5, 0.75],
+              'phases': phase_stats(blocks, phases, {CROSS: (5, 7)}, period=0.5)}
+    header, rule, row = markdown([result]).split('\n')
+    assert header.count('|') == rule.count('|') == row.count('|') == 9
+    assert row == ('| nbridge(3x3, Q=1, H=1), LSW(1,1) | 4 / 12 / 1 | 1.8 | 0.50, 0.75 | 0, 0, 0, 0, 0 '
+                   '| 1 / 6 | 5 -> 7 | 2.0, 4.0, 2.0 |')
