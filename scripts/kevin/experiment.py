@@ -22,6 +22,9 @@
       greedy paths all cross one directed ToR link: the hot spot DA links are
       meant to relieve (a k_d = 1 fabric can give each its own link).
 
+  python -m scripts.kevin.experiment report results/kevin/emulation.json
+      The README's Markdown table of a finished emulation run.
+
   python -m scripts.kevin.experiment model [--n 64 256] [--loads ...]
           [--seeds 0 1 2 | --reps 3 --seed-base 0]
       Pure model at scale (scripts.kevin.model_experiment): average
@@ -35,6 +38,7 @@ Modules: model_experiment, workload, emulation_run, emulation_stats,
 report, commands (dcfabric kevin cli|tables).
 """
 import argparse
+import json
 import os
 import sys
 
@@ -131,6 +135,12 @@ def add_cli_arguments(parser):
     p.set_defaults(func=cmd_tables)
 
 
+def cmd_report(args):
+    from scripts.kevin.report import markdown_emulation
+    with open(args.json) as f:
+        print(markdown_emulation(json.load(f)['summary']))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     sub = parser.add_subparsers(dest='command', required=True)
@@ -159,6 +169,9 @@ def main(argv=None):
     add_seed_options(emu, reps=1, seed_base=1, per='repetition of every scheme (its mice pairs)')
     emu.add_argument('--out', default=DEFAULT_OUT)
     emu.set_defaults(func=cmd_emulation)
+    report = sub.add_parser('report', help="no run: the README's Markdown table of a finished emulation run")
+    report.add_argument('json', metavar='EMULATION_JSON')
+    report.set_defaults(func=cmd_report)
     args = parser.parse_args(argv)
     try:
         args.func(args)

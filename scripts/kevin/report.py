@@ -91,6 +91,28 @@ def print_emulation_table(rows):
                 _fmt(row['distda_detection_to_approve_s'], '%.2f')))
 
 
+def markdown_emulation(rows):
+    """The README's table: one row per scheme, means over its repetitions."""
+    names = {'none': 'none (static de Bruijn)', 'bfs': 'BFS-DA-links', 'greedy': 'Greedy-DA-links',
+             'distda': 'DistDA'}
+    lines = ['| scheme | repetitions (seeds) | ToRs on elephant path before -> after (TTL) '
+             '| elephant start -> DA link in table, s (mean / max) '
+             '| elephant Mbit/s, sum over the elephants (whole run / 2nd half) | per repetition | slowest elephant Mbit/s '
+             '| mice RTT ms / loss % | load average, CPU busy % |',
+             '|' + '---|' * 9]
+    for row in rows:
+        lines.append('| %s | %d (%s) | %s -> %s | %s | %s / %s | %s | %s | %s / %s | %s, %s |' % (
+            names.get(row['scheme'], row['scheme']), row['reps'], row['seeds'],
+            _fmt(row['tors_before'], '%.3g'), _fmt(row['tors_after'], '%.3g'),
+            '-' if row['da_ready_mean_s'] is None else '%.1f / %.1f' % (row['da_ready_mean_s'],
+                                                                         row['da_ready_max_s']),
+            _fmt(row['elephant_mbps_sum']), _fmt(row['elephant_mbps_sum_second_half']),
+            ', '.join('%.1f' % x for x in row['elephant_mbps_sum_per_rep']),
+            _fmt(row['elephant_mbps_min']), _fmt(row['mice_rtt_ms'], '%.0f'), _fmt(row['mice_loss_pct']),
+            _fmt(row['loadavg_1m']), _fmt(row['cpu_busy_pct'], '%.0f')))
+    return '\n'.join(lines)
+
+
 def plot_emulation(rows, path, config):
     import matplotlib
     matplotlib.use('Agg')
