@@ -198,7 +198,7 @@ def markdown(results):
     for r in results:
         stats = r['phases']
         crossing = {phase: stats[phase]['crossing'] for phase in phases}
-        lines.append('| %s, LSW(%s) | %d / %d / %d | %s | %s | %s | %d / %d | %s -> %s | %s |' % (
+        lines.append('| %s, %s | %d / %d / %d | %s | %s | %s | %d / %d | %s -> %s | %s |' % (
             r['fabric'], r['target'], r['nodes'], r['pairs'], r['crossing_pairs'], r['build_s'],
             ', '.join('%.2f' % x for x in r['loadavg_1m']),
             ', '.join(str(len(stats[phase]['failed_pairs'])) for phase in phases),

@@ -45,7 +45,7 @@ def test_markdown_row_from_a_finished_run():
     blocks = [block(CROSS, begin + 2.0, hops[name], lat_s=0.002 if hops[name] == 5 else 0.004)
               for name, begin in phases]
     blocks.append(block(OTHER, 22.0, 0, ok=False))
-    result = {'fabric': 'nbridge(3x3, Q=1, H=1)', 'target': '1,1', 'nodes': 4, 'pairs': 12,
+    result = {'fabric': 'nbridge(3x3, Q=1, H=1)', 'target': 'LSW(1,1)', 'nodes': 4, 'pairs': 12,
               'crossing_pairs': 1, 'build_s': 1.8, 'loadavg_1m': [0.5, 0.75],
               'phases': phase_stats(blocks, phases, {CROSS: (5, 7)}, period=0.5)}
     header, rule, row = markdown([result]).split('\n')
