@@ -425,6 +425,8 @@ def exp_markov(args):
         dist = model.distribution_after(steps, 50)
         fig7[delta_us] = dist.tolist()
         rows.append({"figure": "7", "delta_us": delta_us, "mode_n1": int(dist.argmax()),
+                     # where the chain heads, however slowly it gets there
+                     "stationary_mode_n1": int(model.stationary().argmax()),
                      "mean_n1": float(dist @ np.arange(101)),
                      "mass_within_5_of_80": markov.mass_near_ideal(model, dist, 0.05)})
     _print_rows(f"Markov Fig 7: n=100, 40/10 Gbps, {markov.DEFAULT_PACKET_BYTES} B packets, "
