@@ -23,7 +23,7 @@ import time
 
 from controller.fattree import APP as FATTREE_APP, READY_PATH
 from controller.fattree.scheme_params import SCHEME_NAMES
-from scripts import bfd
+from scripts import bfd, ovs_instances
 from scripts.argtypes import fattree_k as _k, non_negative_int, positive as _positive
 from topologies.fattree import FatTree, fattree_size
 
@@ -60,10 +60,25 @@ def _params(args):
     return params
 
 
-def bfd_interval(args, topo):
-    """--bfd-ms, or by default the interval that fits the BFD packet budget (scripts.bfd)."""
+def ovs_instance_count(args, topo):
+    """--ovs-instances, or by default by the fabric's switch ports
+    (scripts/ovs_instances.py); the machine's own Open vSwitch when shaped
+    or spread over servers."""
+    if args.ovs_instances is not None:
+        if args.cluster and args.ovs_instances > 1:
+            raise ValueError('--ovs-instances is for one machine: with --cluster every server '
+                             'runs its own Open vSwitch')
+        return args.ovs_instances
+    if args.bw or args.cluster:
+        return 1
+    return ovs_instances.default_count(sum(len(topo.ports(s.name)) for s in topo.switches))
+
+
+def bfd_interval(args, topo, daemons):
+    """--bfd-ms, or by default the interval that fits the BFD packet budget of
+    each of ``daemons`` ovs-vswitchd (scripts.bfd)."""
     if args.bfd_ms is None:
-        return bfd.default_interval(len(topo.switch_links()))
+        return bfd.default_interval(len(topo.switch_links()), daemons)
     return args.bfd_ms or None
 
 
@@ -75,9 +90,12 @@ def _fabric(args, **kwargs):
         check_memory('fattree(k=%d)' % args.k, switches + hosts, switch_ports)
     topo = FatTree(args.k)
     check_fits(topo, memory=not args.cluster)
+    daemons = ovs_instance_count(args, topo)
+    if daemons > 1:
+        kwargs['ovs_instances'] = daemons
     return fabric_class(args, Fabric)(topo, FATTREE_APP, _params(args), ofp_port=args.ofp_port,
                                       rest_port=args.rest_port, bw=args.bw,
-                                      bfd_ms=bfd_interval(args, topo), ready_path=READY_PATH, **kwargs)
+                                      bfd_ms=bfd_interval(args, topo, daemons), ready_path=READY_PATH, **kwargs)
 
 
 def cmd_fault(args):
@@ -177,8 +195,13 @@ def build_parser():
         p.add_argument('--bfd-ms', type=non_negative_int, default=None,
                        help='BFD interval on every switch link, detection after 3 misses (0: off; '
                             'default: the shortest interval, at least %d ms, that keeps the '
-                            'fabric within %d BFD packets/s; off above %d sessions, which one '
-                            'ovs-vswitchd cannot keep up)' % (bfd.FLOOR_MS, bfd.BUDGET_PPS, bfd.MAX_SESSIONS))
+                            'fabric within %d BFD packets/s per ovs-vswitchd; off above %d sessions '
+                            'per ovs-vswitchd, which it cannot keep up)'
+                            % (bfd.FLOOR_MS, bfd.BUDGET_PPS, bfd.MAX_SESSIONS))
+        p.add_argument('--ovs-instances', type=_positive(int), metavar='N',
+                       help='spread the switches over N private Open vSwitch daemons, each in a '
+                            'namespace of its own (default: one per %d switch ports, so 1 up to k=8 and '
+                            '4 at k=16; 1 with --bw or --cluster)' % ovs_instances.PORTS_PER_INSTANCE)
 
     p = sub.add_parser('run', help='main job: build, check reachability, iperf3, tear down')
     fabric_options(p)

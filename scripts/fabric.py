@@ -22,6 +22,8 @@ from mininet.node import OVSSwitch, RemoteController
 
 from controller.ryuapp.manager import PortInUseError, check_port_free
 from scripts import REPO_ROOT, bfd, faults, ovsdb
+from scripts.ovs_instances import (InstanceSites, OvsInstanceError, OvsInstances, placement as instance_placement,
+                                  require_tools)
 from topologies.mininet_topo import ModelTopo
 
 
@@ -42,17 +44,37 @@ class NetdevOVSSwitch(OVSSwitch):
 
 
 class UserOVSSwitch(NetdevOVSSwitch):
-    """The project's switch: the bridges of a whole fabric in one OVSDB transaction.
+    """The project's switch: the bridges of a whole fabric in one OVSDB
+    transaction (one per Open vSwitch instance).
 
-    With ``bfd_ms`` set (a subclass per interval: see ``with_bfd``), every
-    switch-to-switch interface is created with BFD on, in the same ovsdb
-    transaction as its bridge: a port is never live before its BFD session
-    is up, so the controller never sees BFD's start as a failure."""
+    A subclass made by ``configured`` carries the fabric's settings. With
+    ``bfd_ms``, every switch-to-switch interface is created with BFD on, in
+    the same ovsdb transaction as its bridge: a port is never live before its
+    BFD session is up, so the controller never sees BFD's start as a
+    failure. With ``instance_of`` ({switch name: scripts.ovs_instances
+    OvsInstance}), a switch runs on its own Open vSwitch instance: its shell
+    (and so every ovs-* command Mininet runs for it) is in the instance's
+    namespace with the tools pointed at its daemons, and it reaches the
+    controller through the instance's relay socket."""
     bfd_ms = None
+    instance_of = None
+
+    @classmethod
+    def configured(cls, bfd_ms=None, instance_of=None):
+        return type('ConfiguredUserOVSSwitch', (cls,), {'bfd_ms': bfd_ms, 'instance_of': instance_of})
+
+    @property
+    def instance(self):
+        return self.instance_of[self.name] if self.instance_of else None
+
+    def _popen(self, cmd, **params):
+        # the shell Mininet starts for the switch, in its instance's namespace
+        return super()._popen((self.instance.prefix() if self.instance else []) + list(cmd), **params)
 
     def start(self, controllers):
         # batchStartup makes the bridge from these facts (Mininet queues ovs-vsctl text)
-        self.controller_targets = ['%s:%s:%d' % (c.protocol, c.IP(), c.port) for c in controllers]
+        self.controller_targets = (['unix:' + self.instance.controller_socket()] if self.instance else
+                                   ['%s:%s:%d' % (c.protocol, c.IP(), c.port) for c in controllers])
         super().start(controllers)
 
     def bridge(self):
@@ -74,17 +96,24 @@ class UserOVSSwitch(NetdevOVSSwitch):
 
     @classmethod
     def batchStartup(cls, switches, run=None):
-        """Every bridge in one OVSDB transaction (scripts/ovsdb.py: ovs-vsctl
-        took 160 s at k=16), bridges of the same names left by an earlier
-        run removed first, as Mininet does; then a wait for ovs-vswitchd to
-        have applied it."""
+        """Every bridge of an Open vSwitch instance in one OVSDB transaction
+        (scripts/ovsdb.py: ovs-vsctl took 160 s at k=16), bridges of the same
+        names left by an earlier run removed first, as Mininet does; all
+        transactions sent before any wait, so that the instances' ovs-vswitchd
+        apply them in parallel."""
+        by_remote = {}
+        for switch in switches:
+            by_remote.setdefault(switch.instance.db_remote() if switch.instance else None, []).append(switch)
         try:
-            left = ovsdb.delete_bridges([switch.name for switch in switches])
-            if left:
-                progress('removed %d bridges left by an earlier run' % len(left))
-            ovsdb.add_bridges([switch.bridge() for switch in switches])
-            progress('%d switches in ovsdb; waiting for ovs-vswitchd to apply them' % len(switches))
-            ovsdb.wait_applied(60 + len(switches))
+            for remote, group in by_remote.items():
+                left = ovsdb.delete_bridges([switch.name for switch in group], remote)
+                if left:
+                    progress('removed %d bridges left by an earlier run' % len(left))
+                ovsdb.add_bridges([switch.bridge() for switch in group], remote)
+            progress('%d switches in ovsdb; waiting for %d ovs-vswitchd to apply them'
+                     % (len(switches), len(by_remote)))
+            for remote, group in by_remote.items():
+                ovsdb.wait_applied(60 + len(group), remote)
         except ovsdb.OvsdbError as error:
             raise SetupError('starting %d switches failed: %s' % (len(switches), error))
         for switch in switches:
@@ -93,10 +122,6 @@ class UserOVSSwitch(NetdevOVSSwitch):
                 if isinstance(intf, TCIntf):
                     intf.config(**intf.params)  # OVS resets the qdiscs it finds
         return switches
-
-    @classmethod
-    def with_bfd(cls, interval_ms):
-        return type('BfdUserOVSSwitch', (cls,), {'bfd_ms': interval_ms})
 
     def bfd_options(self, intf):
         """The interface's BFD column: on for switch-to-switch links when
@@ -151,26 +176,40 @@ class BatchedMininet(Mininet):
     def configHosts(self):
         progress('creating %d veth pairs' % len(self.links))
         self.link_group = os.getpid()
-        lines = []
+        lines, up_in = [], {}  # up_in: {instance namespace: its veth ends}
         for link in self.links:
             name1, name2, addr1, addr2, node1, node2 = link.pair
-            if node1.inNamespace:
-                if node2.inNamespace:
-                    raise SetupError('link %s-%s joins two namespaces; BatchedMininet '
-                                     'creates veths from the root namespace' % (node1, node2))
-                name1, name2, addr1, addr2, node1, node2 = name2, name1, addr2, addr1, node2, node1
-            peer = 'netns %d' % node2.pid if node2.inNamespace else ''
-            lines.append('link add name %s address %s type veth peer name %s address %s %s'
-                         % (name1, addr1, name2, addr2, peer))
-            lines.append('link set %s group %d up' % (name1, self.link_group))
-            if not node2.inNamespace:
-                lines.append('link set %s group %d up' % (name2, self.link_group))
+            lines.append('link add name %s address %s %s type veth peer name %s address %s %s'
+                         % (name1, addr1, self._netns(node1), name2, addr2, self._netns(node2)))
+            for name, node in ((name1, node1), (name2, node2)):
+                instance = getattr(node, 'instance', None)
+                if instance:
+                    up_in.setdefault(instance.netns, []).append(name)
+                elif not node.inNamespace:  # a host brings its own end up
+                    lines.append('link set %s group %d up' % (name, self.link_group))
             link.intf1.mac, link.intf2.mac = (addr1, addr2) if link.intf1.name == name1 else (addr2, addr1)
-        created = subprocess.run(['ip', '-batch', '-'], input='\n'.join(lines) + '\n',
-                                 capture_output=True, text=True)
+        self._ip_batch(lines)
+        for netns, names in up_in.items():
+            self._ip_batch(['link set %s up' % name for name in names], netns)
+        progress('configuring %d hosts' % len(self.hosts))
+        self.configure_hosts()
+
+    @staticmethod
+    def _netns(node):
+        """``ip link add`` words that put a veth end where ``node`` lives."""
+        instance = getattr(node, 'instance', None)
+        if instance:
+            return 'netns %s' % instance.netns
+        return 'netns %d' % node.pid if node.inNamespace else ''
+
+    @staticmethod
+    def _ip_batch(lines, netns=None):
+        created = subprocess.run(['ip'] + (['-n', netns] if netns else []) + ['-batch', '-'],
+                                 input='\n'.join(lines) + '\n', capture_output=True, text=True)
         if created.returncode != 0:
             raise SetupError('creating veths failed: %s' % created.stderr.strip()[:500])
-        progress('configuring %d hosts' % len(self.hosts))
+
+    def configure_hosts(self):
         for host in self.hosts:
             intf = host.defaultIntf()
             ip, prefix = host.params['ip'].split('/')
@@ -277,7 +316,7 @@ def end_process(process, grace_s=10):
         process.wait()
 
 
-def stop_ovs_network(net):
+def stop_ovs_network(net, instances=None):
     """Tear an OVS fabric down in three batched steps instead of Mininet's
     net.stop(), which deletes every interface through a node's shell, one at
     a time, while its bridge still exists (ovs-vswitchd reconfigures after
@@ -286,10 +325,21 @@ def stop_ovs_network(net):
     (BatchedMininet), then the node shells (a host's namespace goes with its
     shell). Each step runs even if one before it failed; the first failure
     is raised at the end. ovs-vswitchd drops the bridges in its own time,
-    and nothing here needs to wait for it."""
+    and nothing here needs to wait for it.
+
+    Switches on Open vSwitch instances of their own (``instances``,
+    scripts/ovs_instances) go with their instances instead: their shells
+    end, then the daemons and the namespaces (and so every veth with an end
+    there), with nothing for a daemon to reconfigure."""
     errors = []
+    if instances is not None:
+        for switch in net.switches:
+            switch.terminate()
+        instances.stop()
+    bridges = [switch.name for switch in net.switches if not getattr(switch, 'instance', None)]
     try:
-        ovsdb.delete_bridges([switch.name for switch in net.switches])
+        if bridges:
+            ovsdb.delete_bridges(bridges)
     except Exception as error:  # the veths and shells must go whatever happened here
         errors.append('deleting bridges: %s' % error)
     link_group = getattr(net, 'link_group', None)
@@ -297,7 +347,8 @@ def stop_ovs_network(net):
         subprocess.run(['ip', 'link', 'delete', 'group', str(link_group)], capture_output=True)
     # what the group did not hold (TCLink makes its own veths); -force: a
     # veth already gone with its peer is no reason to stop
-    interfaces = [intf.name for s in net.switches for intf in s.intfList() if intf.name != 'lo']
+    interfaces = [intf.name for s in net.switches if not getattr(s, 'instance', None)
+                  for intf in s.intfList() if intf.name != 'lo']
     subprocess.run(['ip', '-force', '-batch', '-'], capture_output=True, text=True,
                    input=''.join('link del dev %s\n' % name for name in interfaces))
     for node in net.hosts + net.switches:
@@ -429,6 +480,9 @@ class Fabric(MininetContext):
     bfd_ms: BFD interval on every switch-to-switch link (detection after 3
     missed), None for no BFD.
     listen: the controller's address (switches connect to it).
+    ovs_instances: Open vSwitch daemons the switches are spread over (1: the
+    machine's own; more: private ones, scripts/ovs_instances.py; unshaped
+    links only).
 
     ``start`` returns when the fabric is ready: every BFD session is up and,
     when the controller has a ready path, it has acknowledged programming
@@ -439,12 +493,23 @@ class Fabric(MininetContext):
     commands run) and ``bfd_at_creation``.
     """
     sites = faults.LOCAL
-    bfd_at_creation = True  # UserOVSSwitch.with_bfd; otherwise enabled once the switches run
+    bfd_at_creation = True  # UserOVSSwitch.configured; otherwise enabled once the switches run
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
                  controller=True, log_level='warning', bfd_ms=None, ready_path=None, stats_period=None,
-                 listen='127.0.0.1'):
+                 listen='127.0.0.1', ovs_instances=1):
         self.model = model
+        self.ovs, self.instance_of = None, None
+        if ovs_instances > 1:
+            if bw:
+                raise SetupError('%d Open vSwitch instances need unshaped links: --bw shapes them with '
+                                 'Mininet\'s TCLink, which makes its veths in this namespace (use '
+                                 '--ovs-instances 1 with --bw)' % ovs_instances)
+            self.ovs = OvsInstances(ovs_instances, listen, ofp_port)
+            ports = {switch.name: len(model.ports(switch.name)) for switch in model.switches}
+            self.instance_of = {switch: self.ovs.instances[index]
+                                for switch, index in instance_placement(ports, ovs_instances).items()}
+            self.sites = InstanceSites(self.instance_of, self.ovs.instances)
         self.bw = bw
         self.bfd_ms = bfd_ms
         self.listen = listen
@@ -459,9 +524,14 @@ class Fabric(MininetContext):
 
     def check(self):
         check_machine()
+        if self.ovs:
+            try:
+                require_tools()
+            except OvsInstanceError as error:
+                raise SetupError(str(error)) from None
 
     def make_net(self, topo, link_class):
-        switch_class = UserOVSSwitch.with_bfd(self.bfd_ms) if self.bfd_ms else UserOVSSwitch
+        switch_class = UserOVSSwitch.configured(self.bfd_ms, self.instance_of)
         net_class = BatchedMininet if link_class is BatchedLink else Mininet
         return net_class(topo=topo, switch=switch_class, link=link_class, build=False,
                          controller=None, autoSetMacs=False, autoStaticArp=False)
@@ -478,6 +548,14 @@ class Fabric(MininetContext):
             # offloads back on: keep them off).
             link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, TCLink
         topo = ModelTopo(self.model, link_opts=link_opts)
+        if self.ovs:
+            progress('starting %d Open vSwitch instances' % len(self.ovs.instances))
+            try:
+                stale = self.ovs.start()
+            except OvsInstanceError as error:
+                raise SetupError(str(error)) from None
+            if stale:
+                progress('removed %d Open vSwitch instances left by an earlier run' % stale)
         self.net = self.make_net(topo, link_class)
         self.net.addController(ListeningController('c0', ip=self.listen, port=self.ofp_port))
         progress('building %s: %d switches, %d hosts, %d links'
@@ -488,7 +566,7 @@ class Fabric(MininetContext):
             progress('exact-match datapath flows while the fabric runs: megaflows go stale '
                      'across failures (scripts/faults.py exact_match_datapath)')
             faults.exact_match_datapath(self.sites)
-            self.megaflows_off = True
+            self.megaflows_off = self.ovs is None  # private daemons end with the fabric
         progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
             self.bfd_ms, len(self.model.switch_links()), bfd.detection_ms(self.bfd_ms))
             if self.bfd_ms else ''))
@@ -509,9 +587,11 @@ class Fabric(MininetContext):
 
     def stop_network(self):
         progress('stopping %s' % self.model.name)
-        stop_ovs_network(self.net)
+        stop_ovs_network(self.net, self.ovs)
 
     def release(self):
+        if self.ovs:
+            self.ovs.stop()  # again if the network never started
         if self.megaflows_off:
             faults.megaflows_on(self.sites)
             self.megaflows_off = False

@@ -38,7 +38,7 @@ class FaultError(RuntimeError):
     pass
 
 
-def _sh(*cmd, check=True):
+def run_command(*cmd, check=True):
     result = subprocess.run(cmd, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise FaultError('%s failed: %s' % (' '.join(cmd), result.stderr.strip()))
@@ -78,7 +78,7 @@ class LocalSite:
 
     @staticmethod
     def run(server, *cmd, check=True):
-        return _sh(*cmd, check=check)
+        return run_command(*cmd, check=check)
 
 
 LOCAL = LocalSite()

@@ -16,9 +16,10 @@ fi
 # the metrics test's Prometheus server; python3-networkx: Debian's `mn` reading
 # topologies/mininet_topo.py (Kevin's model needs it); openssh-server and sudo:
 # Mininet's cluster edition reaches servers through them (--cluster).
+# socat: the controller relay of private Open vSwitch instances (scripts/ovs_instances.py).
 APT_PACKAGES="openvswitch-switch mininet iperf3 iputils-ping ethtool iproute2
   procps psmisc net-tools fping curl python3 python3-venv python3-dev gcc g++ make
-  chromium chromium-driver prometheus python3-networkx openssh-server sudo"
+  chromium chromium-driver prometheus python3-networkx openssh-server sudo socat"
 missing=$(for p in $APT_PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
   grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then

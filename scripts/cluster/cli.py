@@ -5,6 +5,7 @@ import functools
 from scripts import faults
 from scripts.cluster.placement import PlacementError, parse_servers, place_fattree
 from scripts.cluster.sites import TUNNEL_KINDS, ServerSites
+from scripts.ovs_instances import InstanceSites
 
 
 def _servers(text):
@@ -33,7 +34,9 @@ def fabric_class(args, local):
 
 
 def switch_sites(args, model):
-    """Where the switches of ``model`` run: this machine, or the --cluster servers."""
+    """Where the switches of ``model`` run: this machine (on its own Open
+    vSwitch, or on the private instances of scripts/ovs_instances.py that
+    run now), or the --cluster servers."""
     if not args.cluster:
-        return faults.LOCAL
+        return InstanceSites.running() or faults.LOCAL
     return ServerSites(place_fattree(model, args.cluster), args.cluster)

@@ -1,4 +1,5 @@
-"""Measure the fat-tree as a user gets it (BFD on, interval by budget):
+"""Measure the fat-tree as a user gets it (BFD on, interval by budget, the
+switches on as many Open vSwitch instances as `dcfabric run` gives them):
 build+start, ready, start -> all pairs reachable, teardown, controller CPU
 during start, silent-failure detection, rules per switch, and the same
 topology in bare Mininet (no controller, Mininet's own start and stop) for
@@ -15,7 +16,6 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import time
 import urllib.request
 
@@ -26,7 +26,7 @@ from controller.fattree import APP, READY_PATH
 from controller.fattree.failover import link_key, tables_with_failures
 from controller.fattree.pipeline import compile_table, rule_counts
 from controller.fattree.twolevel import all_tables
-from scripts import bfd, faults, ovsdb, traffic
+from scripts import bfd, faults, ovs_instances, ovsdb, traffic
 from scripts.fabric import Fabric, NetdevOVSSwitch, check_fits, progress
 from scripts.argtypes import fattree_k
 from topologies.fattree import FatTree
@@ -35,9 +35,9 @@ from topologies.mininet_topo import ModelTopo
 CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
 
 
-def installed_rule_count(switch):
-    out = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', switch],
-                         capture_output=True, text=True, check=True).stdout
+def installed_rule_count(switch, sites):
+    out = sites.run(sites.server_of(switch), 'ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows',
+                    switch).stdout
     return sum(1 for line in out.splitlines() if 'priority=' in line)
 
 
@@ -58,9 +58,12 @@ def rss_mb(pids):
     return round(total / 1024.0, 1)
 
 
-def ovs_vswitchd_pid():
+def ovs_vswitchd_pids(fabric):
+    """The fabric's ovs-vswitchd: its private instances', or the machine's."""
+    if fabric.ovs:
+        return [instance.pid('ovs-vswitchd') for instance in fabric.ovs.instances]
     with open('/var/run/openvswitch/ovs-vswitchd.pid') as pid_file:
-        return int(pid_file.read())
+        return [int(pid_file.read())]
 
 
 def link_is_up(rest_port, a, b):
@@ -70,7 +73,7 @@ def link_is_up(rest_port, a, b):
     return next(r['up'] for r in rows if {r['a'], r['b']} == {a, b})
 
 
-def silent_failure_detection(topo, rest_port, a, b, timeout=60):
+def silent_failure_detection(topo, rest_port, a, b, sites, timeout=60):
     """Seconds from black-holing link a-b until the controller holds it failed,
     and from undoing it until the controller holds it up again."""
     def wait_for(up):
@@ -80,11 +83,11 @@ def silent_failure_detection(topo, rest_port, a, b, timeout=60):
                 raise TimeoutError('link %s-%s not %s after %ds' % (a, b, 'up' if up else 'down', timeout))
             time.sleep(0.02)
         return time.time() - started
-    faults.fail_link(topo, a, b, silent=True)
+    faults.fail_link(topo, a, b, silent=True, sites=sites)
     try:
         detected = wait_for(False)
     finally:
-        faults.recover_link(topo, a, b)
+        faults.recover_link(topo, a, b, sites=sites)
     return detected, wait_for(True)
 
 
@@ -112,15 +115,16 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
     hosts = [h.name for h in topo.hosts]
     sampled = k > sample_above
     pairs = traffic.sample_pairs(hosts, sample, seed) if sampled else traffic.all_pairs(hosts)
-    interval = bfd.default_interval(len(topo.switch_links()))
+    daemons = ovs_instances.default_count(sum(len(topo.ports(s.name)) for s in topo.switches))
+    interval = bfd.default_interval(len(topo.switch_links()), daemons)
     fabric = Fabric(topo, APP, {'k': k}, ofp_port=ofp_port, rest_port=rest_port, bfd_ms=interval,
-                    ready_path=READY_PATH)
+                    ready_path=READY_PATH, ovs_instances=daemons)
     progress('k=%d: waiting for ovs-vswitchd to finish earlier work' % k)
     ovsdb.wait_applied(1200)
     began = time.time()
     try:
         fabric.start()
-        row = {'k': k, 'switches': len(topo.switches), 'hosts': len(hosts),
+        row = {'k': k, 'switches': len(topo.switches), 'hosts': len(hosts), 'ovs_instances': daemons,
                'bfd_interval_ms': interval, 'bfd_detection_ms': bfd.detection_ms(interval) if interval else None,
                'bfd_packets_per_s': round(bfd.bfd_packets_per_s(len(topo.switch_links()), interval))
                if interval else 0,
@@ -131,17 +135,19 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
         progress('k=%d: ready in %.1f s; pinging %d pairs' % (k, row['ready_s'], len(pairs)))
         traffic.wait_all_pairs(fabric.net, hosts, deadline_s=300, progress=progress, pairs=pairs)
         row['start_to_all_pairs_s'] = round(time.time() - fabric.started_at, 2)
-        row['ovs_vswitchd_rss_mb'] = rss_mb([ovs_vswitchd_pid()])
+        row['ovs_vswitchd_rss_mb'] = rss_mb(ovs_vswitchd_pids(fabric))
+        if fabric.ovs:  # the machine's daemon has worked for others before this fabric
+            row['ovs_vswitchd_cpu_s'] = round(sum(map(cpu_seconds, ovs_vswitchd_pids(fabric))), 2)
         row['node_shells_rss_mb'] = rss_mb([n.pid for n in fabric.net.hosts + fabric.net.switches])
         a, b = 'a0_%d' % (k // 2), 'c1_1'
         if interval:  # without BFD a silent failure is not seen at all
             progress('k=%d: silent failure of %s-%s' % (k, a, b))
             row['silent_failure_detected_s'], row['silent_failure_recovered_s'] = (
-                round(v, 3) for v in silent_failure_detection(topo, rest_port, a, b))
+                round(v, 3) for v in silent_failure_detection(topo, rest_port, a, b, fabric.sites))
         roles = {}
         for switch in topo.switches:
             counts = rule_counts(topo, tables[switch.name])
-            installed = installed_rule_count(switch.name)
+            installed = installed_rule_count(switch.name, fabric.sites)
             if installed != sum(counts):
                 raise RuntimeError('%s has %d rules installed, %d computed' % (switch.name, installed, sum(counts)))
             roles.setdefault(switch.role, set()).add(counts)
@@ -151,7 +157,7 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
         stopping = time.time()
         fabric.stop()
     row['teardown_s'] = round(time.time() - stopping, 2)
-    # ovs-vswitchd drops the bridges after teardown returns: a next fabric waits for that
+    # the machine's ovs-vswitchd drops the bridges after teardown returns: a next fabric waits for that
     ovsdb.wait_applied(1200)
     row['ovs_vswitchd_settled_s'] = round(time.time() - stopping, 2)
     return row
@@ -173,11 +179,11 @@ def model_timing(k):
             'recompute_one_failure_s': round(time.time() - started, 3)}
 
 
-CSV_COLUMNS = ['k', 'switches', 'hosts', 'bfd_interval_ms', 'bfd_detection_ms', 'bfd_packets_per_s',
+CSV_COLUMNS = ['k', 'switches', 'hosts', 'ovs_instances', 'bfd_interval_ms', 'bfd_detection_ms', 'bfd_packets_per_s',
                'up_s', 'ready_s', 'start_to_all_pairs_s', 'pairs_checked', 'pair_seed', 'teardown_s',
                'ovs_vswitchd_settled_s',
                'controller_cpu_s_to_ready', 'silent_failure_detected_s', 'silent_failure_recovered_s',
-               'ovs_vswitchd_rss_mb', 'node_shells_rss_mb', 'bare_up_s', 'bare_teardown_s',
+               'ovs_vswitchd_rss_mb', 'ovs_vswitchd_cpu_s', 'node_shells_rss_mb', 'bare_up_s', 'bare_teardown_s',
                'up_vs_bare', 'teardown_vs_bare']
 
 

@@ -22,3 +22,10 @@ def test_no_links_is_an_error():
 def test_bfd_is_off_by_default_above_the_sessions_one_daemon_keeps():
     assert bfd.default_interval(256) == bfd.interval_for(256)  # k=8: 512 sessions
     assert bfd.default_interval(2048) is None  # k=16: 4,096 sessions
+
+
+def test_the_budget_and_the_session_limit_are_per_daemon():
+    # k=16 over its default 4 daemons: 1,024 sessions each, 520 ms keeps each within budget
+    assert bfd.default_interval(2048, daemons=4) == bfd.interval_for(512) == 520
+    assert bfd.default_interval(2048, daemons=2) is None  # 2,048 sessions each
+    assert bfd.default_interval(256, daemons=2) == bfd.interval_for(128)

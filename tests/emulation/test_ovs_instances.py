@@ -1,0 +1,58 @@
+"""A fat-tree spread over private Open vSwitch instances (scripts/ovs_instances.py):
+every pair reachable once ready, a silent failure injected by a command that
+finds the instances by itself (as `dcfabric fail` does), and a teardown that
+leaves no daemon, namespace, relay or veth behind."""
+import os
+import subprocess
+
+import pytest
+
+from controller.fattree import APP, READY_PATH
+from scripts import faults, ovs_instances, traffic
+from scripts.fabric import Fabric
+from tests.conftest import free_port
+from tests.emulation.test_fattree_k8 import wait_link
+from topologies.fattree import FatTree
+from topologies.mininet_topo import interface_name
+from topologies.renamed import renamed
+
+pytestmark = pytest.mark.emulation
+
+PREFIX = 'oi'
+BFD_MS = 100
+
+
+def test_fabric_on_two_instances_routes_detects_and_leaves_nothing(require_ovs):
+    topo = renamed(FatTree(4), PREFIX)
+    hosts = [h.name for h in topo.hosts]
+    rest_port = free_port()
+    with Fabric(topo, APP, {'k': 4}, ofp_port=free_port(), rest_port=rest_port, bfd_ms=BFD_MS,
+                ready_path=READY_PATH, ovs_instances=2) as fabric:
+        assert fabric.controller.readiness()['programmed'] == 20
+        # each daemon holds its share of the bridges, and only that
+        sites = ovs_instances.InstanceSites.running()
+        bridges = {i.index: sorted(s for s, where in sites.placement.items() if where.index == i.index)
+                   for i in sites.servers()}
+        assert sorted(bridges) == [0, 1] and len(bridges[0]) == len(bridges[1]) == 10
+        assert sorted(bridges[0] + bridges[1]) == sorted(s.name for s in topo.switches)
+        results = traffic.reachability(fabric.net, hosts)
+        assert len(results) == 240 and all(results.values()), [p for p, ok in results.items() if not ok][:5]
+        # a link between the two daemons, failed silently: only BFD can see it
+        a, b = next((link.node_a, link.node_b) for link in topo.switch_links()
+                    if sites.server_of(link.node_a).index != sites.server_of(link.node_b).index)
+        assert not subprocess.run(['ip', 'link', 'show', interface_name(topo, a, 1)],
+                                  capture_output=True).returncode == 0  # not in this namespace
+        faults.fail_link(topo, a, b, silent=True, sites=sites)
+        try:
+            wait_link(rest_port, a[len(PREFIX):], b[len(PREFIX):], up=False, timeout=3)
+            results = traffic.reachability(fabric.net, hosts)
+            assert all(results.values()), [p for p, ok in results.items() if not ok][:5]
+        finally:
+            faults.recover_link(topo, a, b, sites=sites)
+        wait_link(rest_port, a[len(PREFIX):], b[len(PREFIX):], up=True, timeout=30)
+    assert ovs_instances.InstanceSites.running() is None and not ovs_instances.left_over()
+    assert not os.path.exists(ovs_instances.RUN_ROOT) or not os.listdir(ovs_instances.RUN_ROOT)
+    assert subprocess.run(['pgrep', '-f', 'UNIX-LISTEN:' + ovs_instances.RUN_ROOT],
+                          capture_output=True).returncode == 1
+    assert interface_name(topo, PREFIX + 'e0_0', 1) not in subprocess.run(['ip', '-br', 'link'], capture_output=True,
+                                                      text=True).stdout

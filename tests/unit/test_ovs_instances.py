@@ -1,0 +1,61 @@
+"""Which switch runs on which private Open vSwitch instance, and how many instances a fabric gets."""
+import pytest
+
+from scripts import ovs_instances
+from topologies.fattree import FatTree
+
+
+def _ports(model):
+    return {s.name: len(model.ports(s.name)) for s in model.switches}
+
+
+@pytest.mark.parametrize('k, count', [(4, 1), (6, 1), (8, 1), (12, 2), (16, 4), (24, 14)])
+def test_instances_by_switch_ports(k, count):
+    assert ovs_instances.default_count(sum(_ports(FatTree(k)).values())) == count
+
+
+def test_instances_are_capped():
+    assert ovs_instances.default_count(10 ** 6) == ovs_instances.MAX_INSTANCES
+
+
+@pytest.mark.parametrize('k, count', [(4, 2), (8, 3), (16, 4)])
+def test_placement_balances_ports_and_bfd_sessions(k, count):
+    model = FatTree(k)
+    ports = _ports(model)
+    placement = ovs_instances.placement(ports, count)
+    assert set(placement) == set(ports) and set(placement.values()) == set(range(count))
+    load, sessions = [0] * count, [0] * count
+    for switch, index in placement.items():
+        load[index] += ports[switch]
+    for link in model.switch_links():
+        sessions[placement[link.node_a]] += 1
+        sessions[placement[link.node_b]] += 1
+    assert max(load) - min(load) <= max(ports.values())
+    if k == 16:  # the default: 1,024 ports and BFD sessions on each daemon, the most one keeps up with
+        assert load == [1280] * 4 and sessions == [1024] * 4
+
+
+def test_placement_takes_the_least_loaded_instance_in_order():
+    assert ovs_instances.placement({'a': 4, 'b': 2, 'c': 1, 'd': 3}, 2) == {'a': 0, 'b': 1, 'c': 1, 'd': 1}
+
+
+@pytest.mark.parametrize('count, message', [(0, 'at least one'), (3, 'at most one per switch')])
+def test_placement_rejects_impossible_counts(count, message):
+    with pytest.raises(ValueError, match=message):
+        ovs_instances.placement({'a': 1, 'b': 1}, count)
+
+
+def test_an_instance_names_its_namespace_and_points_the_tools_at_its_daemons():
+    instance = ovs_instances.OvsInstance(3)
+    assert instance.netns == 'dcfovs3'
+    assert instance.prefix()[:4] == ['ip', 'netns', 'exec', 'dcfovs3']
+    assert 'OVS_RUNDIR=/run/dcfabric/ovs3' in instance.prefix()
+    assert instance.db_remote() == 'unix:/run/dcfabric/ovs3/db.sock'
+
+
+def test_k16_defaults_bring_bfd_back_within_each_daemons_budget():
+    from scripts.fattree.bfd_defaults import defaults, markdown
+    row = defaults(16)
+    assert row == {'k': 16, 'switch_links': 2048, 'ovs_instances': 4, 'sessions_per_instance': 1024,
+                   'interval_ms': 520, 'bfd_packets_per_s': 7877, 'detection_ms': 1560}
+    assert '| 16 | 2,048 | 4 | 1,024 | 520 ms | 7,877 | 1,560 ms |' in markdown([row])
