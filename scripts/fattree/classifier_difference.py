@@ -10,7 +10,8 @@ switch's aggregate rate, same pattern and seed). Writes difference.json
 (the run directories, every seed's scores) and difference.csv (per pattern:
 two-level and classifier mean, classifier minus two-level mean, standard
 deviation, min and max over the seeds, and the classifier's moves in each
-seed's run, from the controller's log), and the same as Markdown tables
+seed's run, from the controller's log, not counting the entries placed
+ahead of a moved flow), and the same as Markdown tables
 (difference.md). A seed found in several run directories is repeated: its
 score is the mean of its runs, and repeats.csv lists each run's scores and
 their range (the run-to-run noise of one placement).
@@ -25,6 +26,13 @@ from scripts.fattree.bisection_report import config_seeds, summarize
 from scripts.fattree.patterns import label
 
 SCHEMES = ('twolevel', 'classifier')
+
+
+def moves_in(decisions):
+    """How many of a classifier run's logged decisions move a flow: not
+    the entries placed ahead of a moved flow ('port None -> P', see
+    controller.fattree.classifier.Move)."""
+    return sum(1 for line in decisions if ' port None -> ' not in line)
 
 
 def per_seed(run_dirs):
@@ -48,7 +56,7 @@ def per_seed(run_dirs):
                              if r['pattern'] == pattern and r['scheme'] == 'classifier']
                 rows.append(dict({'run': run_dir, 'seed': seed, 'pattern': pattern},
                                  **{s: summary[(pattern, s)]['pct_of_nonblocking'] for s in SCHEMES},
-                                 classifier_moves=None if None in decisions else sum(map(len, decisions))))
+                                 classifier_moves=None if None in decisions else sum(map(moves_in, decisions))))
     return rows
 
 

@@ -18,7 +18,9 @@ def write_run(path, seed, rates, moves=None):
     if moves is not None:
         for run in runs:
             if run['scheme'] == 'classifier':
-                run['controller_decisions'] = ['classifier: e0_0 flow %d port 2 -> 3' % i for i in range(moves)]
+                # each move with the entry placed ahead of it on the next switch
+                run['controller_decisions'] = [line for i in range(moves) for line in (
+                    'classifier: a0_3 flow %d port None -> 2' % i, 'classifier: e0_0 flow %d port 2 -> 3' % i)]
     (path / 'results.json').write_text(json.dumps({'config': config, 'runs': runs}))
     return str(path)
 
