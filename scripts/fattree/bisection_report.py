@@ -136,9 +136,21 @@ def format_table(summary, config):
     return '\n'.join(lines)
 
 
-def format_markdown(summary, config):
+def machine_line(runs):
+    """The machine during the runs, per run: load average, CPU busy and
+    ovs-vswitchd's share of a core, each as its range."""
+    def span(key, unit=''):
+        values = [r[key] for r in runs if r.get(key) is not None]
+        return '%.1f-%.1f%s' % (min(values), max(values), unit) if values else 'not recorded'
+    return ('The machine during the %d runs (each run\'s sample, `results.json`): load average (1 min) %s, '
+            'CPU busy %s, ovs-vswitchd %s of a core.' % (len(runs), span('loadavg_1m'), span('cpu_busy_pct', '%'),
+                                                         span('ovs_vswitchd_cpu_pct', '%')))
+
+
+def format_markdown(summary, config, runs):
     """The table as Markdown, for the README to quote: a caption line
-    (settings, n and seeds), then pattern x scheme mean +- std over the
+    (settings, n and seeds), the machine's load (``machine_line``), then
+    pattern x scheme mean +- std over the
     seeds (a cell's n where it differs, no std of one seed), the two-level model, the
     paper's figures and the non-blocking switch's % of line rate."""
     metric = _metric(config)
@@ -150,6 +162,7 @@ def format_markdown(summary, config):
              % (config['k'], config['bw'], config['queue'], config['duration'], config['omit'], len(seeds),
                 ' '.join(map(str, seeds)), 'the non-blocking switch\'s aggregate rate for the same flows'
                 if metric == 'pct_of_nonblocking' else 'hosts x link rate'),
+             machine_line(runs),
              '',
              '| pattern | ' + ' | '.join(schemes) + ' | 2L fair | paper | non-blocking, % of line rate |',
              '|---' * (len(schemes) + 4) + '|']
@@ -195,7 +208,7 @@ def write_outputs(out_dir, config, runs, summary):
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(out_dir, 'summary.md'), 'w') as f:
-        f.write(format_markdown(summary, config))
+        f.write(format_markdown(summary, config, runs))
     plot(os.path.join(out_dir, 'bisection.png'), summary, config)
 
 

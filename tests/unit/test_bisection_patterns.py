@@ -223,10 +223,12 @@ def test_summarize_unites_the_seeds_of_several_runs_into_a_new_directory(tmp_pat
         two_level_fair_share(TOPO, seeded('random', TOPO, seed)) for seed in (2, 3)))
     table = (merged / 'summary.md').read_text().splitlines()
     assert 'n = 3 seed(s) (1 2 3)' in table[0] and '10 s flows after 3 s left out' in table[0]
-    assert table[2] == '| pattern | twolevel | classifier | 2L fair | paper | non-blocking, % of line rate |'
-    assert table[4] == '| Stride(4) | 83.3 +- 28.9 | 91.7 +- 14.4 | 100.0 | 100.0 / 100.0 / 100.0 | 100.0 |'
-    assert table[5].startswith('| Random | 75.0 +- 35.4 (n=2) | 100.0 +- 0.0 (n=2) |')
-    assert table[5].endswith('| 75.0 / 76.3 / 93.5 | 100.0 |')
+    assert table[1] == ('The machine during the 15 runs (each run\'s sample, `results.json`): load average (1 min) '
+                        '1.0-1.0, CPU busy 50.0-50.0%, ovs-vswitchd 20.0-20.0% of a core.')
+    assert table[3] == '| pattern | twolevel | classifier | 2L fair | paper | non-blocking, % of line rate |'
+    assert table[5] == '| Stride(4) | 83.3 +- 28.9 | 91.7 +- 14.4 | 100.0 | 100.0 / 100.0 / 100.0 | 100.0 |'
+    assert table[6].startswith('| Random | 75.0 +- 35.4 (n=2) | 100.0 +- 0.0 (n=2) |')
+    assert table[6].endswith('| 75.0 / 76.3 / 93.5 | 100.0 |')
     assert 'results in %s' % merged in capsys.readouterr().out
 
 
