@@ -19,8 +19,10 @@ two-level tables give them, shared max-min fairly (controller.fattree.
 fair_share). A round first moves flows back to their two-level ports, in flow
 order, until the model is at least what the same flows get on their two-level
 paths (flows that ended or arrived since the last round can leave it below),
-then makes only the heuristic's moves that do not lower the model. So after
-every round the modelled placement is at or above two-level routing's.
+then makes only the heuristic's moves that strictly raise the model (a move
+that leaves it equal gains nothing and reorders the moved flow's packets, a
+TCP loss signal). So after every round the modelled placement is at or above
+two-level routing's.
 
 Rates are in bit/s; they come from the switches' per-flow byte counters
 through ``RateMeter``.
@@ -333,7 +335,7 @@ class FlowClassifier:
     def rebalance(self):
         """Moves for every pod switch: first back to two-level ports until
         the model is at or above two-level routing's, then the heuristic's
-        moves that do not lower it, in switch-name order; each move preceded
+        moves that strictly raise it, in switch-name order; each move preceded
         by its entry ahead (``_ahead``), if any."""
         flows = self.modelled_flows()
         floor = self.share(flows, two_level=True) - self.EPSILON
@@ -349,16 +351,16 @@ class FlowClassifier:
                 moves += self._ahead(move)
                 current = self.share(flows)
 
-        def not_lower(move):
+        def raises(move):
             nonlocal current
             moved = self.share(flows)
-            if moved < current - self.EPSILON:
+            if moved <= current + self.EPSILON:
                 return False
             current = moved
             moves.extend(self._ahead(move))
             return True
         for name in sorted(self.switches):
-            self.switches[name].rebalance(self.max_moves, not_lower)
+            self.switches[name].rebalance(self.max_moves, raises)
         return moves
 
     def state(self):

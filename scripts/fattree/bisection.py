@@ -18,8 +18,15 @@ average) so that a result can show the emulator was not the bottleneck.
         [--schemes nonblocking twolevel ...] [--out results/bisection]
 
 Writes results.json (configuration with the seeds, every flow of every run,
-CPU samples, summary), runs.csv, summary.csv and bisection.png into a
-time-stamped directory under --out, and prints the pattern x scheme table.
+CPU samples, summary), runs.csv, summary.csv, summary.md (the table as
+Markdown) and bisection.png into a time-stamped directory under --out, and
+prints the pattern x scheme table.
+
+    dcfabric bisection --summarize RUN_DIR [RUN_DIR ...] [--out results/bisection]
+
+redoes those files from finished runs: one run's in place; several runs'
+with the same k, bw, queue, duration, omit and schemes and different seeds
+(e.g. one seed per run) together, into a new time-stamped directory.
 Ctrl-C stops the flows and tears the fabric down.
 
 Modules: bisection_run (the networks, controllers and run order),
@@ -33,7 +40,7 @@ import os
 import sys
 
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
-from scripts.fattree.bisection_report import format_table, summarize, write_outputs
+from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
 from scripts.fattree.bisection_run import SCHEMES, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from topologies.fattree import FatTree
@@ -59,23 +66,39 @@ def add_arguments(p):
     p.add_argument('--schemes', nargs='+', default=list(SCHEMES), choices=SCHEMES,
                    help='schemes to run; nonblocking is the 100%% reference')
     p.add_argument('--out', default='results/bisection', help='results directory')
-    p.add_argument('--summarize', metavar='RUN_DIR',
-                   help='no experiment: redo the table, CSV and plot of a finished run')
+    p.add_argument('--summarize', metavar='RUN_DIR', nargs='+',
+                   help='no experiment: redo the table, CSV, Markdown and plot of a finished run in place; '
+                        'of several runs with the same settings and different seeds, together, into a new '
+                        'directory under --out')
 
 
-def resummarize(out_dir):
-    """Summary, table, CSV and plot again from a run's results.json."""
-    with open(os.path.join(out_dir, 'results.json')) as f:
-        saved = json.load(f)
-    summary = summarize(saved['runs'], saved['config'])
-    write_outputs(out_dir, saved['config'], saved['runs'], summary)
-    print(format_table(summary, saved['config']))
+def resummarize(run_dirs, out):
+    """Summary, table, CSV, Markdown and plot again from finished runs'
+    results.json: one run's in its own directory, several runs' (merged,
+    bisection_report.merge) in a new time-stamped one under ``out``."""
+    saved_runs = []
+    for run_dir in run_dirs:
+        try:
+            with open(os.path.join(run_dir, 'results.json')) as f:
+                saved_runs.append((run_dir, json.load(f)))
+        except (OSError, ValueError) as err:
+            raise ValueError('%s is not a finished run: %s' % (run_dir, err)) from None
+    if len(saved_runs) == 1:
+        out_dir, (_, saved) = run_dirs[0], saved_runs[0]
+        config, runs = saved['config'], saved['runs']
+    else:
+        config, runs = merge(saved_runs)
+        out_dir = os.path.join(out, datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
+    summary = summarize(runs, config)
+    write_outputs(out_dir, config, runs, summary)
+    print(format_table(summary, config))
+    print('results in %s' % out_dir)
 
 
 def run_from_args(args, progress=None):
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
     if args.summarize:
-        return resummarize(args.summarize)
+        return resummarize(args.summarize, args.out)
     if args.omit < 0:
         raise ValueError('--omit must not be negative, got %d' % args.omit)
     seeds = seeds_of(args)

@@ -1,6 +1,6 @@
 """The bisection experiment's results: the summary per pattern and scheme
-(pure arithmetic over the runs), the printed table, CSV/JSON files and the
-plot."""
+(pure arithmetic over the runs), several finished runs merged into one,
+the printed table, CSV/JSON/Markdown files and the plot."""
 import csv
 import json
 import os
@@ -27,6 +27,41 @@ def config_seeds(config):
     return [config['seed'] + rep for rep in range(config['reps'])]
 
 
+# what runs must share to be summarized together (seeds and patterns are united)
+SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'schemes')
+
+
+def merge(saved_runs):
+    """One configuration and run list from several finished runs
+    [(run_dir, their results.json)] with the same SAME_SETTINGS: seeds
+    and patterns united in the order given, each run's repetition index
+    shifted onto the united seed list, the directories recorded as
+    'summarized_from'. ValueError names a setting that differs or a
+    seed run in two of them."""
+    first_dir, first = saved_runs[0]
+    config = {key: first['config'].get(key) for key in SAME_SETTINGS + ('hosts',)}
+    config.update(seeds=[], patterns=[], summarized_from=[])
+    runs, seen = [], {}
+    for run_dir, saved in saved_runs:
+        for key in SAME_SETTINGS:
+            if saved['config'].get(key) != config[key]:
+                raise ValueError('%s ran with %s %r, %s with %r: only runs with the same %s are summarized '
+                                 'together' % (run_dir, key, saved['config'].get(key), first_dir, config[key],
+                                               ', '.join(SAME_SETTINGS)))
+        seeds = config_seeds(saved['config'])
+        for seed in seeds:
+            if seed in seen:
+                raise ValueError('seed %d was run in both %s and %s: summarize one of them (for repeats of '
+                                 'a seed see scripts.fattree.classifier_difference)' % (seed, seen[seed], run_dir))
+            seen[seed] = run_dir
+        offset = len(config['seeds'])
+        config['seeds'] += seeds
+        config['patterns'] += [p for p in saved['config']['patterns'] if p not in config['patterns']]
+        config['summarized_from'].append({'run': run_dir, 'seeds': seeds, 'started': saved['config'].get('started')})
+        runs += [dict(r, rep=r['rep'] + offset) for r in saved['runs']]
+    return config, runs
+
+
 def summarize(runs, config):
     """{(pattern, scheme): {...}} with the percentage of the non-blocking
     reference (same pattern and repetition) and of n x link rate."""
@@ -38,8 +73,11 @@ def summarize(runs, config):
     for r in runs:
         groups.setdefault((r['pattern'], r['scheme']), []).append(r)
     topo = FatTree(config['k'])
-    model = {p: statistics.mean(two_level_fair_share(topo, seeded(p, topo, seed)) for seed in seeds)
-             for p in {r['pattern'] for r in runs}}
+    seeds_run = {}  # pattern -> the seeds it ran with (a merged summary may hold a pattern rerun alone)
+    for r in runs:
+        seeds_run.setdefault(r['pattern'], set()).add(seeds[r['rep']])
+    model = {p: statistics.mean(two_level_fair_share(topo, seeded(p, topo, seed)) for seed in sorted(s))
+             for p, s in seeds_run.items()}
     summary = {}
     for (pattern, scheme), rs in groups.items():
         of_ref = [100.0 * r['aggregate_mbps'] / reference[(pattern, r['rep'])]
@@ -98,6 +136,57 @@ def format_table(summary, config):
     return '\n'.join(lines)
 
 
+def machine_line(runs):
+    """The machine during the runs, per run: load average, CPU busy and
+    ovs-vswitchd's share of a core, each as its range."""
+    def span(key, unit=''):
+        values = [r[key] for r in runs if r.get(key) is not None]
+        return '%.1f-%.1f%s' % (min(values), max(values), unit) if values else 'not recorded'
+    return ('The machine during the %d runs (each run\'s sample, `results.json`): load average (1 min) %s, '
+            'CPU busy %s, ovs-vswitchd %s of a core.' % (len(runs), span('loadavg_1m'), span('cpu_busy_pct', '%'),
+                                                         span('ovs_vswitchd_cpu_pct', '%')))
+
+
+def format_markdown(summary, config, runs):
+    """The table as Markdown, for the README to quote: a caption line
+    (settings, n and seeds), the machine's load (``machine_line``), then
+    pattern x scheme mean +- std over the
+    seeds (a cell's n where it differs, no std of one seed), the two-level model, the
+    paper's figures and the non-blocking switch's % of line rate."""
+    metric = _metric(config)
+    schemes = [s for s in config['schemes'] if s != 'nonblocking']
+    seeds = config_seeds(config)
+    lines = ['k=%d fat-tree, %g Mbit/s links, %d-packet queues, %d s flows after %d s left out; n = %d seed(s) '
+             '(%s), one run each; %% of %s, mean +- std over the seeds. "2L fair": two-level routing with max-min '
+             'fair link sharing (a model). Paper: Al-Fares et al. Table 2 (two-level / classifier / scheduler).'
+             % (config['k'], config['bw'], config['queue'], config['duration'], config['omit'], len(seeds),
+                ' '.join(map(str, seeds)), 'the non-blocking switch\'s aggregate rate for the same flows'
+                if metric == 'pct_of_nonblocking' else 'hosts x link rate'),
+             machine_line(runs),
+             '',
+             '| pattern | ' + ' | '.join(schemes) + ' | 2L fair | paper | non-blocking, % of line rate |',
+             '|---' * (len(schemes) + 4) + '|']
+    for pattern in config['patterns']:
+        cells = []
+        for scheme in schemes:
+            row = summary.get((pattern, scheme))
+            if row is None or row[metric] is None:
+                cells.append('-')
+                continue
+            cell = '%.1f' % row[metric]
+            if metric == 'pct_of_nonblocking' and row['reps'] > 1:
+                cell += ' +- %.1f' % row['pct_of_nonblocking_std']
+            cells.append(cell if row['reps'] == len(seeds) else '%s (n=%d)' % (cell, row['reps']))
+        model = next((r['twolevel_fair_share_pct'] for (p, _), r in summary.items() if p == pattern), None)
+        paper = PAPER.get(pattern)
+        reference = summary.get((pattern, 'nonblocking'))
+        cells += ['-' if model is None else '%.1f' % model,
+                  ' / '.join('%.1f' % v for v in paper) if paper else '-',
+                  '-' if reference is None else '%.1f' % reference['pct_of_line_rate']]
+        lines.append('| %s | %s |' % (label(pattern), ' | '.join(cells)))
+    return '\n'.join(lines) + '\n'
+
+
 def write_outputs(out_dir, config, runs, summary):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, 'results.json'), 'w') as f:
@@ -118,6 +207,8 @@ def write_outputs(out_dir, config, runs, summary):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+    with open(os.path.join(out_dir, 'summary.md'), 'w') as f:
+        f.write(format_markdown(summary, config, runs))
     plot(os.path.join(out_dir, 'bisection.png'), summary, config)
 
 

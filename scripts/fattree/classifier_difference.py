@@ -10,7 +10,9 @@ switch's aggregate rate, same pattern and seed). Writes difference.json
 (the run directories, every seed's scores) and difference.csv (per pattern:
 two-level and classifier mean, classifier minus two-level mean, standard
 deviation, min and max over the seeds, and the classifier's moves in each
-seed's run, from the controller's log), and the same as Markdown tables
+seed's run, from the controller's log, not counting the entries placed
+ahead of a moved flow; in brackets, how many moved a server -> client
+stream, the iperf3 flows' ACKs), and the same as Markdown tables
 (difference.md). A seed found in several run directories is repeated: its
 score is the mean of its runs, and repeats.csv lists each run's scores and
 their range (the run-to-run noise of one placement).
@@ -21,15 +23,30 @@ import json
 import os
 import statistics
 
+from scripts.fattree.bisection_measure import IPERF_PORT
 from scripts.fattree.bisection_report import config_seeds, summarize
 from scripts.fattree.patterns import label
 
 SCHEMES = ('twolevel', 'classifier')
 
 
+def moves_in(decisions):
+    """The lines of a classifier run's logged decisions that move a flow:
+    not the entries placed ahead of a moved flow ('port None -> P', see
+    controller.fattree.classifier.Move)."""
+    return [line for line in decisions if ' port None -> ' not in line]
+
+
+def returning(moves):
+    """How many ``moves`` are of server -> client streams (the iperf3
+    flows' ACKs and control replies): any destination port but iperf3's."""
+    return sum(1 for line in moves if ' tcp/%d ' % IPERF_PORT not in line)
+
+
 def per_seed(run_dirs):
     """[{'run': dir, 'seed', 'pattern', 'twolevel', 'classifier',
-    'classifier_moves'}, ...]: the two schemes' % of non-blocking for every
+    'classifier_moves', 'classifier_return_moves'}, ...]: the two schemes'
+    % of non-blocking for every
     seed and pattern of the runs, and the classifier's logged moves (None
     for runs from before the runner recorded them)."""
     rows = []
@@ -46,15 +63,20 @@ def per_seed(run_dirs):
                                      % (run_dir, pattern, seed, ' or '.join(missing)))
                 decisions = [r.get('controller_decisions') for r in runs
                              if r['pattern'] == pattern and r['scheme'] == 'classifier']
+                moves = None if None in decisions else [m for d in decisions for m in moves_in(d)]
                 rows.append(dict({'run': run_dir, 'seed': seed, 'pattern': pattern},
                                  **{s: summary[(pattern, s)]['pct_of_nonblocking'] for s in SCHEMES},
-                                 classifier_moves=None if None in decisions else sum(map(len, decisions))))
+                                 classifier_moves=None if moves is None else len(moves),
+                                 classifier_return_moves=None if moves is None else returning(moves)))
     return rows
 
 
 def _moves(group):
-    """The classifier's moves of each row, '-' where not recorded."""
-    return '/'.join('-' if r['classifier_moves'] is None else str(r['classifier_moves']) for r in group)
+    """The classifier's moves of each row, with how many of them were of
+    server -> client streams in brackets where any; '-' where not recorded."""
+    return '/'.join('-' if r['classifier_moves'] is None else str(r['classifier_moves'])
+                    + (' (%d)' % r['classifier_return_moves'] if r['classifier_return_moves'] else '')
+                    for r in group)
 
 
 def by_seed(rows):
@@ -100,7 +122,7 @@ def repeats(rows):
 def markdown(summary, repeated):
     """The tables as Markdown (the README's are pasted from it)."""
     lines = ['| pattern | seeds | two-level | classifier | classifier - two-level: mean +- std (min..max) '
-             '| classifier moves per seed |', '|---|---|---|---|---|---|']
+             '| classifier moves per seed (of them server -> client streams) |', '|---|---|---|---|---|---|']
     lines += ['| %s | %s | %.1f | %.1f | %+.1f +- %.1f (%+.1f..%+.1f) | %s |' % (
         label(r['pattern']), r['seeds'], r['twolevel_pct'], r['classifier_pct'], r['difference_mean_pct'],
         r['difference_std_pct'], r['difference_min_pct'], r['difference_max_pct'], r['classifier_moves'])
@@ -141,7 +163,8 @@ def main(argv=None):
         write_csv(os.path.join(args.out, 'repeats.csv'), repeated)
     with open(os.path.join(args.out, 'difference.md'), 'w') as f:
         f.write(markdown(summary, repeated))
-    print('% of the non-blocking switch; classifier - two-level over seeds; classifier moves per seed')
+    print('% of the non-blocking switch; classifier - two-level over seeds; classifier moves per seed '
+          '(of them server -> client streams)')
     for row in summary:
         print('%-27s seeds %-7s two-level %5.1f classifier %5.1f difference %+5.1f +- %4.1f (%+5.1f..%+5.1f)'
               ' moves %s' % (label(row['pattern']), row['seeds'], row['twolevel_pct'], row['classifier_pct'],

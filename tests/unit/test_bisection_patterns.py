@@ -184,3 +184,74 @@ def test_a_runs_controller_decisions_are_the_scheme_lines_of_its_log(tmp_path):
                    'scheme round failed: classifier: not a decision\n')
     assert logged_decisions(str(log)) == ['classifier: a1_3 10.1.0.2->10.2.0.3 tcp/5201 port 2 -> 3',
                                           'scheduler: 10.0.0.2->10.1.0.2 tcp/5201 released']
+
+
+def write_finished_run(path, seeds, patterns, rates, **settings):
+    """A finished bisection run directory: every scheme of every pattern and
+    seed at ``rates[scheme]`` Mbit/s (the non-blocking switch at 32)."""
+    import json
+    config = dict({'k': 4, 'bw': 2.0, 'queue': 50, 'duration': 10, 'omit': 3, 'hosts': 16,
+                   'schemes': ['nonblocking', 'twolevel', 'classifier']}, seeds=seeds, patterns=patterns, **settings)
+    measured = {'cpu_busy_pct': 50.0, 'cpu_nice_pct': 0.0, 'ovs_vswitchd_cpu_pct': 20.0, 'loadavg_1m': 1.0,
+                'ovs_bridges': 20, 'flows': []}
+    runs = [dict(scheme=s, pattern=p, rep=rep, aggregate_mbps=32.0 if s == 'nonblocking' else rates[s][rep],
+                 **measured)
+            for rep in range(len(seeds)) for p in patterns for s in config['schemes']]
+    path.mkdir()
+    (path / 'results.json').write_text(json.dumps({'config': config, 'runs': runs}))
+    return str(path)
+
+
+def test_summarize_unites_the_seeds_of_several_runs_into_a_new_directory(tmp_path, capsys):
+    import json
+    one = write_finished_run(tmp_path / 'one', [1], ['stride-4'], {'twolevel': [32.0], 'classifier': [24.0]})
+    rest = write_finished_run(tmp_path / 'rest', [2, 3], ['stride-4', 'random'],
+                              {'twolevel': [16.0, 32.0], 'classifier': [32.0, 32.0]})
+    out = tmp_path / 'out'
+    bisection.main(['--summarize', one, rest, '--out', str(out)])
+    (merged,) = out.iterdir()
+    saved = json.loads((merged / 'results.json').read_text())
+    assert saved['config']['seeds'] == [1, 2, 3] and saved['config']['patterns'] == ['stride-4', 'random']
+    assert [(r['run'], r['seeds']) for r in saved['config']['summarized_from']] == [(one, [1]), (rest, [2, 3])]
+    rows = {(r['pattern'], r['scheme']): r for r in saved['summary']}
+    # stride-4: two-level 100, 50, 100 and classifier 75, 100, 100 over seeds 1 2 3; random only seeds 2 3
+    assert (rows[('stride-4', 'twolevel')]['seeds'], rows[('random', 'twolevel')]['seeds']) == ('1 2 3', '2 3')
+    assert rows[('stride-4', 'twolevel')]['pct_of_nonblocking'] == pytest.approx(250 / 3)
+    assert rows[('random', 'twolevel')]['pct_of_nonblocking'] == 75.0
+    # random's model is over the seeds it ran with only
+    assert rows[('random', 'twolevel')]['twolevel_fair_share_pct'] == pytest.approx(statistics.mean(
+        two_level_fair_share(TOPO, seeded('random', TOPO, seed)) for seed in (2, 3)))
+    table = (merged / 'summary.md').read_text().splitlines()
+    assert 'n = 3 seed(s) (1 2 3)' in table[0] and '10 s flows after 3 s left out' in table[0]
+    assert table[1] == ('The machine during the 15 runs (each run\'s sample, `results.json`): load average (1 min) '
+                        '1.0-1.0, CPU busy 50.0-50.0%, ovs-vswitchd 20.0-20.0% of a core.')
+    assert table[3] == '| pattern | twolevel | classifier | 2L fair | paper | non-blocking, % of line rate |'
+    assert table[5] == '| Stride(4) | 83.3 +- 28.9 | 91.7 +- 14.4 | 100.0 | 100.0 / 100.0 / 100.0 | 100.0 |'
+    assert table[6].startswith('| Random | 75.0 +- 35.4 (n=2) | 100.0 +- 0.0 (n=2) |')
+    assert table[6].endswith('| 75.0 / 76.3 / 93.5 | 100.0 |')
+    assert 'results in %s' % merged in capsys.readouterr().out
+
+
+def test_summarize_of_one_run_rewrites_it_in_place(tmp_path):
+    one = write_finished_run(tmp_path / 'one', [5], ['stride-2'], {'twolevel': [32.0], 'classifier': [16.0]})
+    bisection.main(['--summarize', one, '--out', str(tmp_path / 'out')])
+    assert not (tmp_path / 'out').exists()
+    assert '| Stride(2) | 100.0 | 50.0 | 100.0 |' in (tmp_path / 'one' / 'summary.md').read_text()
+
+
+@pytest.mark.parametrize('settings, seeds, message', [
+    ({'omit': 5}, [2], r"rest ran with omit 5, .*one with 3: only runs with the same k, bw, queue"),
+    ({'schemes': ['nonblocking', 'twolevel']}, [2], 'rest ran with schemes'),
+    ({}, [2, 1], r'seed 1 was run in both .*one and .*rest')])
+def test_summarize_refuses_runs_that_differ_or_repeat_a_seed(tmp_path, settings, seeds, message):
+    one = write_finished_run(tmp_path / 'one', [1], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]})
+    rest = write_finished_run(tmp_path / 'rest', seeds, ['stride-4'],
+                              {'twolevel': [32.0] * len(seeds), 'classifier': [32.0] * len(seeds)}, **settings)
+    with pytest.raises(SystemExit, match=message):
+        bisection.main(['--summarize', one, rest, '--out', str(tmp_path / 'out')])
+    assert not (tmp_path / 'out').exists()
+
+
+def test_summarize_names_a_directory_that_is_not_a_finished_run(tmp_path):
+    with pytest.raises(SystemExit, match='nothing is not a finished run'):
+        bisection.main(['--summarize', str(tmp_path / 'nothing')])

@@ -8,9 +8,10 @@ import pytest
 from scripts.fattree.classifier_difference import main
 
 
-def write_run(path, seed, rates, moves=None):
+def write_run(path, seed, rates, moves=None, returning=0):
     """A bisection run directory with one seed: rates {(pattern, scheme): aggregate Mbit/s};
-    ``moves`` logged classifier moves per run (None: a run from before they were recorded)."""
+    ``moves`` logged classifier moves per run (None: a run from before they were recorded),
+    the first ``returning`` of them of server -> client streams (not to iperf3's port)."""
     path.mkdir()
     config = {'k': 4, 'bw': 2, 'hosts': 16, 'seeds': [seed]}
     runs = [{'pattern': p, 'scheme': s, 'rep': 0, 'aggregate_mbps': mbps, 'cpu_busy_pct': 50.0,
@@ -18,7 +19,11 @@ def write_run(path, seed, rates, moves=None):
     if moves is not None:
         for run in runs:
             if run['scheme'] == 'classifier':
-                run['controller_decisions'] = ['classifier: e0_0 flow %d port 2 -> 3' % i for i in range(moves)]
+                # each move with the entry placed ahead of it on the next switch
+                flows = ['10.1.0.2->10.0.0.2 tcp/%d' % (40000 + i) if i < returning else
+                         '10.0.0.2->10.1.0.2 tcp/5201' for i in range(moves)]
+                run['controller_decisions'] = [line for f in flows for line in (
+                    'classifier: a0_3 %s port None -> 2' % f, 'classifier: e0_0 %s port 2 -> 3' % f)]
     (path / 'results.json').write_text(json.dumps({'config': config, 'runs': runs}))
     return str(path)
 
@@ -27,7 +32,7 @@ def test_differences_per_pattern_over_seeds(tmp_path, capsys):
     one = write_run(tmp_path / 'one', 1, {('stride-4', 'nonblocking'): 30.0, ('stride-4', 'twolevel'): 30.0,
                                           ('stride-4', 'classifier'): 27.0})
     two = write_run(tmp_path / 'two', 2, {('stride-4', 'nonblocking'): 20.0, ('stride-4', 'twolevel'): 18.0,
-                                          ('stride-4', 'classifier'): 20.0}, moves=3)
+                                          ('stride-4', 'classifier'): 20.0}, moves=3, returning=2)
     main([one, two, '--out', str(tmp_path / 'out')])
     with open(tmp_path / 'out' / 'difference.csv') as f:
         (row,) = list(csv.DictReader(f))
@@ -36,10 +41,10 @@ def test_differences_per_pattern_over_seeds(tmp_path, capsys):
     assert [float(row[k]) for k in ('twolevel_pct', 'classifier_pct', 'difference_mean_pct',
                                     'difference_min_pct', 'difference_max_pct')] == [95.0, 95.0, 0.0, -10.0, 10.0]
     assert float(row['difference_std_pct']) == pytest.approx(14.142, abs=1e-3)
-    assert row['classifier_moves'] == '- 3'  # seed 1's run recorded no moves
+    assert row['classifier_moves'] == '- 3 (2)'  # seed 1 recorded no moves; seed 2: 2 of 3 moved ACK streams
     saved = json.loads((tmp_path / 'out' / 'difference.json').read_text())
-    assert [(r['seed'], r['classifier'], r['classifier_moves']) for r in saved['per_seed']] == [
-        (1, 90.0, None), (2, 100.0, 3)]
+    assert [(r['seed'], r['classifier'], r['classifier_moves'], r['classifier_return_moves'])
+            for r in saved['per_seed']] == [(1, 90.0, None, None), (2, 100.0, 3, 2)]
     assert 'Stride(4)' in capsys.readouterr().out
 
 

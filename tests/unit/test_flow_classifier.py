@@ -153,6 +153,22 @@ def test_a_move_that_would_lower_the_model_is_refused_for_the_next_flow():
     assert c.share(flows) == 75.0
 
 
+def test_a_move_that_leaves_the_model_equal_is_refused():
+    # both flows go to h1_0_2, so its host link halves them wherever they
+    # cross the core: moving either gains nothing and would reorder it
+    topo = FatTree(4)
+    c = FlowClassifier(topo)
+    a, b = FlowKey('10.0.0.2', '10.1.0.2', 6, 5201), FlowKey('10.0.0.3', '10.1.0.2', 6, 5201)
+    assert [c.assign('e0_0', a), c.assign('e0_0', b)] == [2, 2]
+    c.update('e0_0', {a: 4 * M, b: 1 * M})
+    assert c.share([a, b]) == c.share([a, b], two_level=True) == 50.0
+    # the heuristic alone would move a (4 < D = 5), then b
+    assert c.switches['e0_0'].rebalance(max_moves=1) == [Move('e0_0', a, 2, 3)]
+    c.switches['e0_0'].port_of[a] = 2
+    assert c.rebalance() == []
+    assert c.switches['e0_0'].port_of == {a: 2, b: 2}
+
+
 def test_flows_at_or_below_tolerance_are_never_moved():
     # ACK streams and noise: moving them would reorder them for nothing
     b = PortBalancer('e0_0', [2, 3])
