@@ -2,9 +2,10 @@
 
 Every BFD session sends from both ends of a link every interval, and all of
 a daemon's are handled by the one userspace ovs-vswitchd thread that also
-forwards its share of the fabric's traffic. A fixed 100 ms grows with k^3
-(k=8: 5,120 packets/s, k=16: ~41,000/s), so the interval is chosen to keep
-each ovs-vswitchd within ``BUDGET_PPS``, never below ``FLOOR_MS``: the lowest interval that had no
+forwards its share of the fabric's traffic, and all daemons share the
+machine's cores. A fixed 100 ms grows with k^3 (k=8: 5,120 packets/s, k=16:
+~41,000/s), so the interval is chosen to keep the whole fabric within
+``BUDGET_PPS``, never below ``FLOOR_MS``: the lowest interval that had no
 false detection on a k=4 fat-tree idle and under full load
 (scripts/fattree/bfd_floor.py; 50 ms flapped under unshaped load).
 Detection takes ``MULT`` missed intervals.
@@ -34,14 +35,14 @@ def interval_for(switch_links, budget_pps=BUDGET_PPS, floor_ms=FLOOR_MS):
 
 
 def default_interval(switch_links, daemons=1):
-    """The interval a fabric gets unless told otherwise, its switches spread
-    over ``daemons`` ovs-vswitchd (scripts/ovs_instances.py balances their
-    ports): each daemon's share of the sessions within the packet budget,
-    or None (BFD off, carrier only) when a share is above ``MAX_SESSIONS``."""
-    links_per_daemon = math.ceil(switch_links / daemons)
-    if 2 * links_per_daemon > MAX_SESSIONS:
+    """The interval a fabric gets unless told otherwise: the whole fabric
+    within the packet budget (the machine's two cores run every daemon), or
+    None (BFD off, carrier only) when a daemon's share of the sessions, its
+    switches spread over ``daemons`` ovs-vswitchd (scripts/ovs_instances.py
+    balances their ports), is above ``MAX_SESSIONS``."""
+    if 2 * math.ceil(switch_links / daemons) > MAX_SESSIONS:
         return None
-    return interval_for(links_per_daemon)
+    return interval_for(switch_links)
 
 
 def detection_ms(interval_ms, mult=MULT):

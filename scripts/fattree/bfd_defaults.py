@@ -39,7 +39,7 @@ def markdown(rows):
     for r in rows:
         lines.append('| %d | {:,} | %d | {:,} | %s | {:,} | %s |'.format(
             r['switch_links'], r['sessions_per_instance'], r['bfd_packets_per_s'])
-            % (r['k'], r['ovs_instances'], '%d ms' % r['interval_ms'] if r['interval_ms'] else 'off',
+            % (r['k'], r['ovs_instances'], '{:,} ms'.format(r['interval_ms']) if r['interval_ms'] else 'off',
                '{:,} ms'.format(r['detection_ms']) if r['detection_ms'] else 'hard failures only'))
     return '\n'.join(lines)
 

@@ -10,7 +10,8 @@ comparison; plus the controller's table computation alone for larger k.
 
 Above ``--sample-above`` (k=8) the reachability check pings ``--sample``
 random ordered pairs (seed recorded). Writes results/fattree/startup.json
-and startup.csv, and model_timing.json.
+and startup.csv (replacing the rows of the k measured, keeping the others),
+and model_timing.json.
 """
 import argparse
 import csv
@@ -210,7 +211,12 @@ def main(argv=None):
     if timing:
         with open(os.path.join(args.out, 'model_timing.json'), 'w') as f:
             json.dump(timing, f, indent=2)
+    # rows of other k measured earlier are kept, so one k can be measured per command
+    path = os.path.join(args.out, 'startup.json')
     rows = []
+    if os.path.exists(path):
+        with open(path) as f:
+            rows = [row for row in json.load(f) if row['k'] not in args.k]
     for k in args.k:
         row = measure(k, args.ofp_port, args.rest_port, args.sample, args.sample_above, args.seed)
         if not args.no_bare and (args.bare_max_k is None or k <= args.bare_max_k):
@@ -219,8 +225,8 @@ def main(argv=None):
             row.update(bare_up_s=bare['up_s'], bare_teardown_s=bare['teardown_s'],
                        up_vs_bare=round(row['up_s'] / bare['up_s'], 2),
                        teardown_vs_bare=round(row['teardown_s'] / bare['teardown_s'], 2))
-        rows.append(row)
-        with open(os.path.join(args.out, 'startup.json'), 'w') as f:
+        rows = sorted(rows + [row], key=lambda r: r['k'])
+        with open(path, 'w') as f:
             json.dump(rows, f, indent=2)
     if rows:
         with open(os.path.join(args.out, 'startup.csv'), 'w', newline='') as f:

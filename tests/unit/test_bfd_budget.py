@@ -24,8 +24,8 @@ def test_bfd_is_off_by_default_above_the_sessions_one_daemon_keeps():
     assert bfd.default_interval(2048) is None  # k=16: 4,096 sessions
 
 
-def test_the_budget_and_the_session_limit_are_per_daemon():
-    # k=16 over its default 4 daemons: 1,024 sessions each, 520 ms keeps each within budget
-    assert bfd.default_interval(2048, daemons=4) == bfd.interval_for(512) == 520
+def test_the_session_limit_is_per_daemon_and_the_budget_for_the_machine():
+    # k=16 over its default 4 daemons: 1,024 sessions each, the whole fabric within budget
+    assert bfd.default_interval(2048, daemons=4) == bfd.interval_for(2048) == 2050
     assert bfd.default_interval(2048, daemons=2) is None  # 2,048 sessions each
-    assert bfd.default_interval(256, daemons=2) == bfd.interval_for(128)
+    assert bfd.default_interval(256, daemons=2) == bfd.interval_for(256)

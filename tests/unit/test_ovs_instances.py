@@ -53,9 +53,9 @@ def test_an_instance_names_its_namespace_and_points_the_tools_at_its_daemons():
     assert instance.db_remote() == 'unix:/run/dcfabric/ovs3/db.sock'
 
 
-def test_k16_defaults_bring_bfd_back_within_each_daemons_budget():
+def test_k16_defaults_bring_bfd_back_within_each_daemons_sessions():
     from scripts.fattree.bfd_defaults import defaults, markdown
     row = defaults(16)
     assert row == {'k': 16, 'switch_links': 2048, 'ovs_instances': 4, 'sessions_per_instance': 1024,
-                   'interval_ms': 520, 'bfd_packets_per_s': 7877, 'detection_ms': 1560}
-    assert '| 16 | 2,048 | 4 | 1,024 | 520 ms | 7,877 | 1,560 ms |' in markdown([row])
+                   'interval_ms': 2050, 'bfd_packets_per_s': 1998, 'detection_ms': 6150}
+    assert '| 16 | 2,048 | 4 | 1,024 | 2,050 ms | 1,998 | 6,150 ms |' in markdown([row])
