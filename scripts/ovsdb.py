@@ -19,9 +19,11 @@ import time
 DATABASE = 'Open_vSwitch'
 
 # ports: [(interface name, ofport_request, {Interface column: value})], a
-# dict value being an OVSDB map (bfd, options)
+# dict value being an OVSDB map (bfd, options); inactivity_probe: ms a
+# controller may stay silent before the switch drops the connection (None:
+# Open vSwitch's 5 s)
 Bridge = collections.namedtuple('Bridge', 'name datapath_type fail_mode protocols other_config controllers '
-                                          'max_backoff ports')
+                                          'max_backoff ports inactivity_probe', defaults=(None,))
 
 
 class OvsdbError(Exception):
@@ -66,6 +68,8 @@ def add_bridges_ops(bridges):
             row = {'target': target}
             if bridge.max_backoff:
                 row['max_backoff'] = bridge.max_backoff
+            if bridge.inactivity_probe:
+                row['inactivity_probe'] = bridge.inactivity_probe
             controller_refs.append(insert('Controller', row, 'b%dc%d' % (b, c)))
         bridge_refs.append(insert('Bridge', {
             'name': bridge.name, 'ports': _set(port_refs), 'controller': _set(controller_refs),

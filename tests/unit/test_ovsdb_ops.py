@@ -52,3 +52,9 @@ def test_the_database_is_found_where_ovs_vsctl_finds_it(monkeypatch):
     assert default_remote() == 'unix:/var/run/openvswitch/db.sock'
     monkeypatch.setenv('OVS_RUNDIR', '/tmp/private-ovs')  # scripts/private_ovs.sh
     assert default_remote() == 'unix:/tmp/private-ovs/db.sock'
+
+
+def test_the_controller_gets_the_inactivity_probe_asked_for():
+    ops = add_bridges_ops([bridge('e0_0', [])._replace(inactivity_probe=30000)])
+    controller = next(op['row'] for op in ops if op['op'] == 'insert' and op['table'] == 'Controller')
+    assert controller == {'target': 'tcp:127.0.0.1:6653', 'max_backoff': 1000, 'inactivity_probe': 30000}
