@@ -35,8 +35,9 @@ from topologies.fattree import FatTree, check_k
 
 LOCAL = 'local'
 CLK_TCK = os.sysconf('SC_CLK_TCK')
-VSWITCHD_TICKS = 'cut -d" " -f14,15 /proc/$(cat /run/openvswitch/ovs-vswitchd.pid)/stat'
-KEY = ('k', 'servers', 'tunnel', 'ovs_config')
+# $OVS_RUNDIR: a private daemon's (scripts/ovs_instances.py) when its sites run the command
+VSWITCHD_TICKS = 'cut -d" " -f14,15 /proc/$(cat ${OVS_RUNDIR:-/run/openvswitch}/ovs-vswitchd.pid)/stat'
+KEY = ('k', 'servers', 'tunnel', 'ovs_config', 'ovs_instances')
 
 
 def vswitchd_ticks(fabric):
@@ -99,18 +100,20 @@ def run_fabric(topo, fabric, began, seconds, seed, tso):
             'bfd_down_seen_within_s': bfd_s and round(bfd_s, 2)}
 
 
-def measure(k, servers, seconds, seed, tunnel, ovs_config):
-    """One row: ``servers`` is LOCAL or a number of container servers."""
+def measure(k, servers, seconds, seed, tunnel, ovs_config, ovs_instances=1):
+    """One row: ``servers`` is LOCAL (on ``ovs_instances`` Open vSwitch
+    daemons: 1 is the machine's own) or a number of container servers."""
     topo = FatTree(k)
     interval = bfd.interval_for(len(topo.switch_links()))  # what `dcfabric run` uses
     row = {'k': k, 'servers': servers, 'tunnel': tunnel if servers not in (LOCAL, 1) else None,
-           'ovs_config': ' '.join('%s=%s' % kv for kv in ovs_config)}
+           'ovs_config': ' '.join('%s=%s' % kv for kv in ovs_config),
+           'ovs_instances': ovs_instances if servers == LOCAL else 1}
     progress('k=%d on %s' % (k, 'this machine\'s Open vSwitch' if servers == LOCAL
                              else '%d container servers' % servers))
     began = time.time()
     if servers == LOCAL:
         with Fabric(topo, APP, {'k': k}, ofp_port=free_port(), rest_port=free_port(), bfd_ms=interval,
-                    ready_path=READY_PATH) as fabric:
+                    ready_path=READY_PATH, ovs_instances=ovs_instances) as fabric:
             row.update(run_fabric(topo, fabric, began, seconds, seed, tso=False))
         return row
     with ContainerServers([ServerSpec(other_config=ovs_config)] * servers) as cluster, cluster.in_head():
@@ -141,10 +144,10 @@ def config_arg(text):
 
 def merged(old, new):
     """``old`` rows with those of ``new``'s keys replaced by ``new``'s, in k, servers order."""
-    fresh = {tuple(row[c] for c in KEY) for row in new}
-    rows = [row for row in old if tuple(row[c] for c in KEY) not in fresh] + new
+    fresh = {tuple(row.get(c, 1) for c in KEY) for row in new}
+    rows = [row for row in old if tuple(row.get(c, 1) for c in KEY) not in fresh] + new
     return sorted(rows, key=lambda r: (r['k'], -1 if r['servers'] == LOCAL else r['servers'],
-                                       r['tunnel'] or '', r['ovs_config']))
+                                       r['tunnel'] or '', r['ovs_config'], r.get('ovs_instances', 1)))
 
 
 def write(rows, out):
@@ -161,7 +164,8 @@ def write(rows, out):
 
 
 def where(row):
-    text = 'this machine\'s OVS' if row['servers'] == LOCAL else '%d container server%s' % (
+    text = ('this machine, %d private OVS' % row['ovs_instances'] if row.get('ovs_instances', 1) > 1
+            else 'this machine\'s OVS') if row['servers'] == LOCAL else '%d container server%s' % (
         row['servers'], 's' if row['servers'] > 1 else '')
     return text + ''.join(', %s' % row[c] for c in ('tunnel', 'ovs_config') if row[c])
 
@@ -172,8 +176,9 @@ def throughput_markdown(rows):
              'CPU per ovs-vswitchd (% of a core) |', '|' + '---|' * 6]
     for r in rows:
         lines.append('| %d | %s | %s | %d | %.1f | %s |' % (
-            r['k'], 1 if r['servers'] == LOCAL else r['servers'],
-            ('this machine\'s' if r['servers'] == LOCAL else 'container servers\'')
+            r['k'], r.get('ovs_instances', 1) if r['servers'] == LOCAL else r['servers'],
+            (('this machine\'s private' if r.get('ovs_instances', 1) > 1 else 'this machine\'s')
+             if r['servers'] == LOCAL else 'container servers\'')
             + (', ' + r['ovs_config'] if r['ovs_config'] else ''),
             r['flows'], r['aggregate_mbps'], ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct'])))
     return '\n'.join(lines)
@@ -202,6 +207,9 @@ def main(argv=None):
     parser.add_argument('--tunnel', choices=TUNNEL_KINDS, default='vxlan')
     parser.add_argument('--ovs-config', type=config_arg, nargs='*', default=[], metavar='KEY=VALUE',
                         help='Open_vSwitch other_config of the container servers, set before start')
+    parser.add_argument('--ovs-instances', type=int, default=1,
+                        help='Open vSwitch daemons for %s (1: the machine\'s own; more: private ones, '
+                             'as dcfabric run --ovs-instances)' % LOCAL)
     parser.add_argument('--seconds', type=int, default=10, help='iperf3 duration per run')
     parser.add_argument('--seed', default='cluster')
     parser.add_argument('--out', default='results/cluster')
@@ -217,7 +225,8 @@ def main(argv=None):
     if args.ovs_config and LOCAL in args.servers:
         parser.error('--ovs-config applies to container servers only: this machine\'s ovs-vswitchd '
                      'is shared and would have to be restarted')
-    rows = [measure(k, servers, args.seconds, args.seed, args.tunnel, tuple(args.ovs_config))
+    rows = [measure(k, servers, args.seconds, args.seed, args.tunnel, tuple(args.ovs_config),
+                    args.ovs_instances)
             for k in args.k for servers in args.servers]
     old = json.load(open(path)) if os.path.exists(path) else []  # read now: other runs may have added rows
     write(merged(old, rows), args.out)

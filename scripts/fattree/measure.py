@@ -74,15 +74,17 @@ def link_is_up(rest_port, a, b):
     return next(r['up'] for r in rows if {r['a'], r['b']} == {a, b})
 
 
-def silent_failure_detection(topo, rest_port, a, b, sites, timeout=60):
+def silent_failure_detection(topo, rest_port, a, b, sites, poll_s, timeout=60):
     """Seconds from black-holing link a-b until the controller holds it failed,
-    and from undoing it until the controller holds it up again."""
+    and from undoing it until the controller holds it up again, asking the
+    controller every ``poll_s`` (at k=16 its links section is 2,048 rows:
+    asked every 20 ms, the answers alone kept its event loop busy)."""
     def wait_for(up):
         started = time.time()
         while link_is_up(rest_port, a, b) != up:
             if time.time() - started > timeout:
                 raise TimeoutError('link %s-%s not %s after %ds' % (a, b, 'up' if up else 'down', timeout))
-            time.sleep(0.02)
+            time.sleep(poll_s)
         return time.time() - started
     faults.fail_link(topo, a, b, silent=True, sites=sites)
     try:
@@ -143,14 +145,20 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
         a, b = 'a0_%d' % (k // 2), 'c1_1'
         if interval:  # without BFD a silent failure is not seen at all
             progress('k=%d: silent failure of %s-%s' % (k, a, b))
-            row['silent_failure_detected_s'], row['silent_failure_recovered_s'] = (
-                round(v, 3) for v in silent_failure_detection(topo, rest_port, a, b, fabric.sites))
+            try:
+                row['silent_failure_detected_s'], row['silent_failure_recovered_s'] = (
+                    round(v, 3) for v in silent_failure_detection(topo, rest_port, a, b, fabric.sites,
+                                                                  poll_s=bfd.detection_ms(interval) / 20000.0))
+            except TimeoutError as error:  # a result too: the rest of the row is still measured
+                row['silent_failure_error'] = str(error)
+                progress('k=%d: %s' % (k, error))
         roles = {}
         for switch in topo.switches:
             counts = rule_counts(topo, tables[switch.name])
             installed = installed_rule_count(switch.name, fabric.sites)
-            if installed != sum(counts):
-                raise RuntimeError('%s has %d rules installed, %d computed' % (switch.name, installed, sum(counts)))
+            if installed != sum(counts):  # recorded: the rest of the row is still measured
+                row.setdefault('rules_not_as_computed', []).append('%s: %d installed, %d computed' % (
+                    switch.name, installed, sum(counts)))
             roles.setdefault(switch.role, set()).add(counts)
         row['rules'] = {role: [{'prefix': p, 'suffix': s, 'housekeeping': h, 'total': p + s + h}
                                for p, s, h in sorted(counts)] for role, counts in roles.items()}
