@@ -1,8 +1,9 @@
 """Several Open vSwitch daemons for one large fabric on one machine.
 
 Why: the userspace datapath of one ovs-vswitchd holds every bridge's ports
-and adds and removes them one at a time, each step over all ports it has:
-1,280 ports took 6.5 s to add, 2,560 took 20.8 s (k=16 has 5,120); one
+and adds and removes them one at a time, each step over all ports it has (twice
+the ports, about four times as long: scripts/fattree/ovs_port_cost.py;
+k=16 has 5,120); one
 daemon forwards every packet with one thread, on one core; and it runs every
 BFD session in one monitor thread (more than ``bfd.MAX_SESSIONS`` fall
 behind). Split over ``n`` daemons, each holds a share of the switches,
@@ -31,7 +32,8 @@ from scripts.faults import run_command
 RUN_ROOT = '/run/dcfabric'
 NETNS_PREFIX = 'dcfovs'
 SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema'
-# Ports one daemon holds: 1,280 were added in 6.5 s, twice that took 3.2 times as long.
+# Ports one daemon holds (k=16 on four; results/fattree/ovs_port_cost.json: adding
+# and removing grow about fourfold for twice the ports).
 PORTS_PER_INSTANCE = 1280
 MAX_INSTANCES = 16
 

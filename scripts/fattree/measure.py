@@ -76,7 +76,8 @@ def link_is_up(rest_port, a, b):
 
 def silent_failure_detection(topo, rest_port, a, b, sites, poll_s, timeout=60):
     """Seconds from black-holing link a-b until the controller holds it failed,
-    and from undoing it until the controller holds it up again, asking the
+    and from undoing it until the controller holds it up again (None if not
+    within ``timeout``), asking the
     controller every ``poll_s`` (at k=16 its links section is 2,048 rows:
     asked every 20 ms, the answers alone kept its event loop busy)."""
     def wait_for(up):
@@ -91,7 +92,10 @@ def silent_failure_detection(topo, rest_port, a, b, sites, poll_s, timeout=60):
         detected = wait_for(False)
     finally:
         faults.recover_link(topo, a, b, sites=sites)
-    return detected, wait_for(True)
+    try:
+        return detected, wait_for(True)
+    except TimeoutError:
+        return detected, None
 
 
 def bare_mininet(topo):
@@ -146,12 +150,16 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
         if interval:  # without BFD a silent failure is not seen at all
             progress('k=%d: silent failure of %s-%s' % (k, a, b))
             try:
-                row['silent_failure_detected_s'], row['silent_failure_recovered_s'] = (
-                    round(v, 3) for v in silent_failure_detection(topo, rest_port, a, b, fabric.sites,
-                                                                  poll_s=bfd.detection_ms(interval) / 20000.0))
+                detected, recovered = silent_failure_detection(topo, rest_port, a, b, fabric.sites,
+                                                               poll_s=bfd.detection_ms(interval) / 20000.0)
+                row['silent_failure_detected_s'] = round(detected, 3)
+                row['silent_failure_recovered_s'] = recovered and round(recovered, 3)
+                if recovered is None:
+                    row['silent_failure_error'] = 'the controller did not hold %s-%s up again within 60 s' % (a, b)
             except TimeoutError as error:  # a result too: the rest of the row is still measured
                 row['silent_failure_error'] = str(error)
-                progress('k=%d: %s' % (k, error))
+            if 'silent_failure_error' in row:
+                progress('k=%d: %s' % (k, row['silent_failure_error']))
         roles = {}
         for switch in topo.switches:
             counts = rule_counts(topo, tables[switch.name])

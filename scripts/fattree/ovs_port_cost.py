@@ -8,8 +8,9 @@ one transaction and timed the same way. Run as root, under the emulation
 lock, with no fabric running.
 
     python -m scripts.fattree.ovs_port_cost [--ports 640 1280 2560] [--out results/fattree]
+    python -m scripts.fattree.ovs_port_cost --report [--out results/fattree]
 
-Writes ovs_port_cost.json.
+Writes ovs_port_cost.json; --report prints it as the README's table.
 """
 import argparse
 import json
@@ -53,11 +54,22 @@ def measure(ports):
     return {'ports': ports, 'bridges': len(bridges), 'add_s': round(added, 2), 'remove_s': round(removed, 2)}
 
 
+def markdown(rows):
+    return '\n'.join(['| ports (bridges of 16) | added in (s) | removed in (s) |', '|---|---|---|'] + [
+        '| {:,} ({}) | {:.1f} | {:.1f} |'.format(r['ports'], r['bridges'], r['add_s'], r['remove_s']) for r in rows])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--ports', type=int, nargs='+', default=[640, 1280, 2560])
     parser.add_argument('--out', default='results/fattree')
+    parser.add_argument('--report', action='store_true', help='print the table of the last run')
     args = parser.parse_args(argv)
+    path = os.path.join(args.out, 'ovs_port_cost.json')
+    if args.report:
+        with open(path) as f:
+            print(markdown(json.load(f)))
+        return
     ovsdb.wait_applied(1200)  # earlier work of the daemon is not this measurement's
     rows = []
     for ports in args.ports:
@@ -66,8 +78,9 @@ def main(argv=None):
         print('%(ports)d ports on %(bridges)d bridges: added in %(add_s).1f s, removed in %(remove_s).1f s'
               % rows[-1], flush=True)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'ovs_port_cost.json'), 'w') as f:
+    with open(path, 'w') as f:
         json.dump(rows, f, indent=1)
+    print(markdown(rows))
 
 
 if __name__ == '__main__':

@@ -23,3 +23,9 @@ def test_missing_measurements_are_marked_not_invented():
     line = markdown([row]).splitlines()[2]
     assert '| off |' in line and '(240 pairs)' in line and '| - / - | not measured |' in line
     assert '| 12.0 | - |' in line
+
+
+def test_port_cost_table():
+    from scripts.fattree.ovs_port_cost import markdown as port_cost
+    assert port_cost([{'ports': 1280, 'bridges': 80, 'add_s': 3.62, 'remove_s': 22.5}]).splitlines()[2] == \
+        '| 1,280 (80) | 3.6 | 22.5 |'
