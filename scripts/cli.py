@@ -71,12 +71,13 @@ def ovs_instance_count(args, topo):
         return args.ovs_instances
     if args.bw or args.cluster:
         return 1
-    return ovs_instances.default_count(sum(len(topo.ports(s.name)) for s in topo.switches))
+    return ovs_instances.default_count_for(topo)
 
 
 def bfd_interval(args, topo, daemons):
-    """--bfd-ms, or by default the interval that fits the BFD packet budget of
-    each of ``daemons`` ovs-vswitchd (scripts.bfd)."""
+    """--bfd-ms, or by default the interval that fits the BFD packet budget,
+    BFD off when one of ``daemons`` ovs-vswitchd would hold too many sessions
+    (scripts.bfd)."""
     if args.bfd_ms is None:
         return bfd.default_interval(len(topo.switch_links()), daemons)
     return args.bfd_ms or None
@@ -195,7 +196,7 @@ def build_parser():
         p.add_argument('--bfd-ms', type=non_negative_int, default=None,
                        help='BFD interval on every switch link, detection after 3 misses (0: off; '
                             'default: the shortest interval, at least %d ms, that keeps the '
-                            'fabric within %d BFD packets/s per ovs-vswitchd; off above %d sessions '
+                            'fabric within %d BFD packets/s; off above %d sessions '
                             'per ovs-vswitchd, which it cannot keep up)'
                             % (bfd.FLOOR_MS, bfd.BUDGET_PPS, bfd.MAX_SESSIONS))
         p.add_argument('--ovs-instances', type=_positive(int), metavar='N',

@@ -23,7 +23,7 @@ from mininet.node import OVSSwitch, RemoteController
 from controller.ryuapp.manager import PortInUseError, check_port_free
 from scripts import REPO_ROOT, bfd, faults, ovsdb
 from scripts.ovs_instances import (InstanceSites, OvsInstanceError, OvsInstances, placement as instance_placement,
-                                  require_tools)
+                                  require_tools, switch_ports)
 from topologies.mininet_topo import ModelTopo
 
 
@@ -512,9 +512,8 @@ class Fabric(MininetContext):
                                  'Mininet\'s TCLink, which makes its veths in this namespace (use '
                                  '--ovs-instances 1 with --bw)' % ovs_instances)
             self.ovs = OvsInstances(ovs_instances, listen, ofp_port)
-            ports = {switch.name: len(model.ports(switch.name)) for switch in model.switches}
-            self.instance_of = {switch: self.ovs.instances[index]
-                                for switch, index in instance_placement(ports, ovs_instances).items()}
+            self.instance_of = {switch: self.ovs.instances[index] for switch, index
+                                in instance_placement(switch_ports(model), ovs_instances).items()}
             self.sites = InstanceSites(self.instance_of, self.ovs.instances)
         self.bw = bw
         self.bfd_ms = bfd_ms

@@ -42,6 +42,16 @@ class OvsInstanceError(RuntimeError):
     pass
 
 
+def switch_ports(model):
+    """{switch: its port count}, in the model's order."""
+    return {switch.name: len(model.ports(switch.name)) for switch in model.switches}
+
+
+def default_count_for(model):
+    """Daemons a fabric of ``model`` gets unless told otherwise."""
+    return default_count(sum(switch_ports(model).values()))
+
+
 def default_count(switch_ports):
     """Daemons for a fabric whose switches have ``switch_ports`` ports in all."""
     return max(1, min(MAX_INSTANCES, math.ceil(switch_ports / PORTS_PER_INSTANCE)))

@@ -18,9 +18,8 @@ from topologies.fattree import FatTree
 
 def defaults(k):
     topo = FatTree(k)
-    ports = {s.name: len(topo.ports(s.name)) for s in topo.switches}
-    daemons = ovs_instances.default_count(sum(ports.values()))
-    placement = ovs_instances.placement(ports, daemons)
+    daemons = ovs_instances.default_count_for(topo)
+    placement = ovs_instances.placement(ovs_instances.switch_ports(topo), daemons)
     sessions = [0] * daemons
     for link in topo.switch_links():
         sessions[placement[link.node_a]] += 1

@@ -122,7 +122,7 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
     hosts = [h.name for h in topo.hosts]
     sampled = k > sample_above
     pairs = traffic.sample_pairs(hosts, sample, seed) if sampled else traffic.all_pairs(hosts)
-    daemons = ovs_instances.default_count(sum(len(topo.ports(s.name)) for s in topo.switches))
+    daemons = ovs_instances.default_count_for(topo)
     interval = bfd.default_interval(len(topo.switch_links()), daemons)
     fabric = Fabric(topo, APP, {'k': k}, ofp_port=ofp_port, rest_port=rest_port, bfd_ms=interval,
                     ready_path=READY_PATH, ovs_instances=daemons)

@@ -5,13 +5,9 @@ from scripts import ovs_instances
 from topologies.fattree import FatTree
 
 
-def _ports(model):
-    return {s.name: len(model.ports(s.name)) for s in model.switches}
-
-
 @pytest.mark.parametrize('k, count', [(4, 1), (6, 1), (8, 1), (12, 2), (16, 4), (24, 14)])
 def test_instances_by_switch_ports(k, count):
-    assert ovs_instances.default_count(sum(_ports(FatTree(k)).values())) == count
+    assert ovs_instances.default_count_for(FatTree(k)) == count
 
 
 def test_instances_are_capped():
@@ -21,7 +17,7 @@ def test_instances_are_capped():
 @pytest.mark.parametrize('k, count', [(4, 2), (8, 3), (16, 4)])
 def test_placement_balances_ports_and_bfd_sessions(k, count):
     model = FatTree(k)
-    ports = _ports(model)
+    ports = ovs_instances.switch_ports(model)
     placement = ovs_instances.placement(ports, count)
     assert set(placement) == set(ports) and set(placement.values()) == set(range(count))
     load, sessions = [0] * count, [0] * count
