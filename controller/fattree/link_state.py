@@ -30,11 +30,16 @@ class PortStates:
         self.progress_at = None  # the latest start-up progress: a port first heard of, or live for the first time
 
     def update(self, switch, port, carrier, live, now):
-        """Record one port's state; False for ports that are not switch links."""
+        """Record one port's state. True when it is a switch link's port
+        first heard of or whose carrier or liveness changed: only then can
+        the failed links have changed (the live view re-reads every port's
+        description every few seconds)."""
         peer = self.topo.peer(switch, port)
         if peer is None or self.topo.nodes[peer[0]].is_host:
             return False
         known = self.ports.get((switch, port))
+        if known is not None and (known['carrier'], known['live']) == (carrier, live):
+            return False
         if known is None or (live and not known['was_live']):
             self.progress_at = now
         self.ports[(switch, port)] = {

@@ -112,3 +112,14 @@ def test_a_burst_of_500_port_events_costs_one_recompute():
     assert recomputes[0] == {link_key(l.node_a, l.node_b) for j, l in enumerate(links) if last_event[j] % 2}
     batch.notify()  # the next burst schedules again
     assert len(scheduled) == 1
+
+
+def test_only_a_new_or_changed_port_state_asks_for_a_recompute():
+    topo, ports = k4()
+    port = topo.port_to('a0_2', 'c1_1')
+    assert ports.update('a0_2', port, True, False, 0.0) is True  # first heard of
+    assert ports.update('a0_2', port, True, False, 1.0) is False  # the same again (a port-description poll)
+    assert ports.update('a0_2', port, True, True, 2.0) is True  # BFD up
+    assert ports.update('a0_2', port, True, True, 3.0) is False
+    assert ports.update('a0_2', port, False, False, 4.0) is True  # carrier lost
+    assert ports.failed_links(4.0) == {link_key('a0_2', 'c1_1')}
