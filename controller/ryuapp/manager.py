@@ -36,7 +36,8 @@ def fabric_params():
 
 
 def stats_period():
-    """Seconds between the live view's and the metrics' counter polls (0: none)."""
+    """Seconds between the live view's and the metrics' counter polls (0:
+    none; None: by fabric size, see observation.poll_period)."""
     from ryu import cfg
     return cfg.CONF.dcfabric_stats_period
 
@@ -56,9 +57,10 @@ def parse_args(argv):
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
     parser.add_argument('--log', help='log file (default: stderr)')
-    parser.add_argument('--stats-period', type=_period, default=2.0,
+    parser.add_argument('--stats-period', type=_period,
                         help='seconds between port/flow/group counter polls for the live view and '
-                             'metrics (0: none; port states still come from port-status messages)')
+                             'metrics (0: none; port states still come from port-status messages; '
+                             'default: 2, longer above 80 switches)')
     parser.add_argument('--verbose', action='store_true')
     return parser.parse_args(argv)
 
@@ -80,11 +82,13 @@ def main(argv=None):
     from ryu.cmd import manager
     cfg.CONF.register_cli_opts([cfg.StrOpt('dcfabric-params', default='{}',
                                            help='dcfabric fabric parameters (JSON)'),
-                                cfg.FloatOpt('dcfabric-stats-period', default=2.0,
+                                cfg.FloatOpt('dcfabric-stats-period', default=None,
                                              help='live view/metrics counter poll period (s)')])
     ryu_args = ['--ofp-listen-host', args.listen, '--ofp-tcp-listen-port', str(args.ofp_port),
                 '--wsapi-host', args.listen, '--wsapi-port', str(args.rest_port),
-                '--dcfabric-params', args.params, '--dcfabric-stats-period', str(args.stats_period)]
+                '--dcfabric-params', args.params]
+    if args.stats_period is not None:
+        ryu_args += ['--dcfabric-stats-period', str(args.stats_period)]
     if args.log:
         ryu_args += ['--log-file', args.log]
     if args.verbose:

@@ -22,6 +22,21 @@ ROLE_ROWS = {
 }
 WIDTH, ROW_HEIGHT, MARGIN = 1000, 120, 40
 EVENT_LOG_SIZE = 200
+# The counter polls send four requests per switch each period. Up to 80
+# switches (k=8) that is every 2 s; larger fabrics poll less often so that
+# the polls stay within this many requests per second (at k=16, 320 switches
+# every 2 s kept a busy controller behind its port-status events).
+DEFAULT_POLL_PERIOD_S = 2.0
+POLL_REQUESTS_PER_SWITCH = 4
+POLL_REQUESTS_PER_S = 160
+
+
+def poll_period(requested, switches):
+    """Seconds between counter polls: ``requested`` if given (0: none),
+    else 2 s or longer for large fabrics (see POLL_REQUESTS_PER_S)."""
+    if requested is not None:
+        return requested
+    return max(DEFAULT_POLL_PERIOD_S, POLL_REQUESTS_PER_SWITCH * switches / POLL_REQUESTS_PER_S)
 
 
 def _row(node, topo):

@@ -33,7 +33,7 @@ from ryu.ofproto import ofproto_v1_3_parser as parser
 from controller.ryuapp import ofp
 from controller.ryuapp.manager import stats_period
 from controller.ryuapp.metrics import FabricMetrics
-from controller.ryuapp.observation import FabricObservation, PortCounters, layout, overlay_view
+from controller.ryuapp.observation import FabricObservation, PortCounters, layout, overlay_view, poll_period
 
 APP_KEY = 'fabric_view_app'
 STATIC_DIR = os.path.join(os.path.dirname(__file__), 'static')
@@ -53,7 +53,7 @@ class FabricViewMixin:
         self.view_layout = layout(self.topo)
         self._group_replies = {}  # switch -> groups counted so far in a multipart reply
         kwargs['wsgi'].register(FabricViewRest, {APP_KEY: self})
-        self.stats_period = stats_period()
+        self.stats_period = poll_period(stats_period(), len(self.topo.switches))
         if self.stats_period > 0:
             hub.spawn(self._observe_loop)
 

@@ -4,7 +4,7 @@ overlays (controller.ryuapp.observation)."""
 import pytest
 
 from controller.ryuapp.observation import (
-    FabricObservation, PortCounters, PortState, layout, link_state, overlay_view)
+    FabricObservation, PortCounters, PortState, layout, link_state, overlay_view, poll_period)
 from topologies.fattree import FatTree
 from topologies.kevin import Kevin
 from topologies.model import Node, Topology
@@ -153,3 +153,11 @@ def test_overlay_names_become_link_ids_in_model_order():
     assert da['links'] == ['%s-%s' % (source, spine), '%s-%s' % (destination, spine)]
     with pytest.raises(ValueError, match='e0_0 and c1_1 are not linked'):
         overlay_view(FatTree(4), {'avoided': [('e0_0', 'c1_1')]})
+
+
+def test_counter_polls_slow_down_above_80_switches_and_an_explicit_period_wins():
+    assert poll_period(None, 20) == 2.0  # k=4
+    assert poll_period(None, 80) == 2.0  # k=8
+    assert poll_period(None, 320) == 8.0  # k=16: 1,280 requests per 8 s
+    assert poll_period(0, 320) == 0  # no polls
+    assert poll_period(0.5, 320) == 0.5
