@@ -20,18 +20,18 @@ def rules(row):
 
 def markdown(rows):
     lines = ['| k | OVS instances | BFD interval | up | ready | start to all pairs | teardown / ovs-vswitchd done '
-             '| controller CPU to ready | silent failure detected | bare Mininet up / teardown | '
+             '| controller CPU to ready | silent failure detected / repaired | bare Mininet up / teardown | '
              'up, teardown vs bare | rules per switch (prefix+suffix+housekeeping and ARP) |',
              '|---|---|---|---|---|---|---|---|---|---|---|---|']
     for r in rows:
         pairs = '{:,} {}pairs{}'.format(r['pairs_checked'], 'sampled ' if r['pairs_sampled'] else '',
                                         ', seed %d' % r['pair_seed'] if r['pairs_sampled'] else '')
-        lines.append('| %d | %d | %s | %s | %s | %s (%s) | %s / %s | %s | %s | %s / %s | %s | %s |' % (
+        lines.append('| %d | %d | %s | %s | %s | %s (%s) | %s / %s | %s | %s / %s | %s / %s | %s | %s |' % (
             r['k'], r.get('ovs_instances', 1),
             '{:,} ms'.format(r['bfd_interval_ms']) if r['bfd_interval_ms'] else 'off',
             _s(r['up_s']), _s(r['ready_s']), _s(r['start_to_all_pairs_s']), pairs, _s(r['teardown_s']),
             _s(r['ovs_vswitchd_settled_s']), _s(r['controller_cpu_s_to_ready']),
-            _s(r.get('silent_failure_detected_s'), 2),
+            _s(r.get('silent_failure_detected_s'), 2), _s(r.get('silent_failure_recovered_s'), 2),
             _s(r.get('bare_up_s')), _s(r.get('bare_teardown_s')),
             '%.2f, %.2f' % (r['up_vs_bare'], r['teardown_vs_bare']) if 'up_vs_bare' in r else 'not measured',
             rules(r)))
