@@ -45,5 +45,10 @@ def default_interval(switch_links, daemons=1):
     return interval_for(switch_links)
 
 
+def interface_options(interval_ms):
+    """The ``bfd`` column of every switch-to-switch interface with BFD every ``interval_ms``."""
+    return {'enable': 'true', 'min_tx': str(interval_ms), 'min_rx': str(interval_ms), 'mult': str(MULT)}
+
+
 def detection_ms(interval_ms, mult=MULT):
     return interval_ms * mult

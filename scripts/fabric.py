@@ -21,7 +21,7 @@ from mininet.net import Mininet
 from mininet.node import OVSSwitch, RemoteController
 
 from controller.ryuapp.manager import PortInUseError, check_port_free
-from scripts import REPO_ROOT, bfd, faults, ovsdb
+from scripts import REPO_ROOT, bfd, faults, ovsdb, vswitchd
 from scripts.ovs_instances import (InstanceSites, OvsInstanceError, OvsInstances, placement as instance_placement,
                                   require_tools, switch_ports)
 from topologies.mininet_topo import ModelTopo
@@ -54,7 +54,8 @@ class UserOVSSwitch(NetdevOVSSwitch):
     transaction (one per Open vSwitch instance).
 
     A subclass made by ``configured`` carries the fabric's settings. With
-    ``bfd_ms``, every switch-to-switch interface is created with BFD on, in
+    ``bfd_column`` (scripts.bfd.interface_options), every switch-to-switch
+    interface is created with BFD on, in
     the same ovsdb transaction as its bridge: a port is never live before its
     BFD session is up, so the controller never sees BFD's start as a
     failure. With ``instance_of`` ({switch name: scripts.ovs_instances
@@ -62,12 +63,12 @@ class UserOVSSwitch(NetdevOVSSwitch):
     (and so every ovs-* command Mininet runs for it) is in the instance's
     namespace with the tools pointed at its daemons, and it reaches the
     controller through the instance's relay socket."""
-    bfd_ms = None
+    bfd_column = None
     instance_of = None
 
     @classmethod
-    def configured(cls, bfd_ms=None, instance_of=None):
-        return type('ConfiguredUserOVSSwitch', (cls,), {'bfd_ms': bfd_ms, 'instance_of': instance_of})
+    def configured(cls, bfd_column=None, instance_of=None):
+        return type('ConfiguredUserOVSSwitch', (cls,), {'bfd_column': bfd_column, 'instance_of': instance_of})
 
     @property
     def instance(self):
@@ -130,15 +131,15 @@ class UserOVSSwitch(NetdevOVSSwitch):
         return switches
 
     def bfd_options(self, intf):
-        """The interface's BFD column: on for switch-to-switch links when
-        the class has an interval, {} otherwise."""
+        """The interface's BFD column: the class's for switch-to-switch
+        links, {} otherwise."""
         link = getattr(intf, 'link', None)
-        if not self.bfd_ms or link is None:
+        if not self.bfd_column or link is None:
             return {}
         peer = link.intf2 if link.intf1 is intf else link.intf1
         if not isinstance(peer.node, OVSSwitch):
             return {}
-        return {'enable': 'true', 'min_tx': self.bfd_ms, 'min_rx': self.bfd_ms, 'mult': bfd.MULT}
+        return self.bfd_column
 
     def intfOpts(self, intf):
         # the cluster edition's servers still start bridges with ovs-vsctl text
@@ -517,6 +518,7 @@ class Fabric(MininetContext):
             self.sites = InstanceSites(self.instance_of, self.ovs.instances)
         self.bw = bw
         self.bfd_ms = bfd_ms
+        self.bfd_column = bfd.interface_options(bfd_ms) if bfd_ms else None
         self.listen = listen
         self.controller = (Controller(app, params, ofp_port, rest_port, ready_path=ready_path,
                                       stats_period=stats_period, listen=listen) if controller else None)
@@ -524,7 +526,7 @@ class Fabric(MininetContext):
         self.net = None
         self.started_at = None  # when net.start() returned
         self.ready_at = None  # when BFD was up and the controller ready
-        self.megaflows_off = False
+        self.daemon_settings = None  # scripts.vswitchd.DaemonSettings once applied
         self.log_level = log_level
 
     def check(self):
@@ -536,7 +538,7 @@ class Fabric(MininetContext):
                 raise SetupError(str(error)) from None
 
     def make_net(self, topo, link_class):
-        switch_class = UserOVSSwitch.configured(self.bfd_ms, self.instance_of)
+        switch_class = UserOVSSwitch.configured(self.bfd_column, self.instance_of)
         net_class = BatchedMininet if link_class is BatchedLink else Mininet
         return net_class(topo=topo, switch=switch_class, link=link_class, build=False,
                          controller=None, autoSetMacs=False, autoStaticArp=False)
@@ -567,11 +569,11 @@ class Fabric(MininetContext):
                  % (self.model.name, len(self.model.switches), len(self.model.hosts),
                     len(self.model.links)))
         self.net.build()
-        if self.bfd_ms:
-            progress('exact-match datapath flows while the fabric runs: megaflows go stale '
-                     'across failures (scripts/faults.py exact_match_datapath)')
-            faults.exact_match_datapath(self.sites)
-            self.megaflows_off = self.ovs is None  # private daemons end with the fabric
+        progress('while the fabric runs, ovs-vswitchd is scheduled before the hosts'
+                 + (' and caches exact-match datapath flows (megaflows go stale across failures)'
+                    if self.bfd_ms else '') + ': scripts/vswitchd.py')
+        self.daemon_settings = vswitchd.DaemonSettings(self.sites, exact_match=bool(self.bfd_ms))
+        self.daemon_settings.apply()
         progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
             self.bfd_ms, len(self.model.switch_links()), bfd.detection_ms(self.bfd_ms))
             if self.bfd_ms else ''))
@@ -582,7 +584,7 @@ class Fabric(MininetContext):
         timeout = 60 + len(self.model.switches) // 2
         if self.bfd_ms:
             if not self.bfd_at_creation:
-                faults.enable_bfd(self.model, self.bfd_ms, sites=self.sites)
+                faults.enable_bfd(self.model, self.bfd_column, sites=self.sites)
             progress('waiting for BFD on %d interfaces' % (2 * len(self.model.switch_links())))
             faults.wait_bfd_up(self.model, timeout=timeout, sites=self.sites)
         if self.controller and self.controller.ready_path:
@@ -597,8 +599,8 @@ class Fabric(MininetContext):
     def release(self):
         if self.ovs:
             self.ovs.stop()  # again if the network never started
-        if self.megaflows_off:
-            faults.megaflows_on(self.sites)
-            self.megaflows_off = False
+        if self.daemon_settings and self.ovs is None:  # private daemons end with the fabric
+            self.daemon_settings.undo()
+        self.daemon_settings = None
         if self.controller:
             self.controller.stop()

@@ -203,38 +203,15 @@ def recover(model, element, sites=LOCAL):
         recover_switch(model, element[1], sites)
 
 
-def exact_match_datapath(sites=LOCAL):
-    """Make ovs-vswitchd cache exact-match datapath flows, not megaflows.
-
-    Why: with megaflows, Open vSwitch 3.1's userspace datapath kept a
-    wildcarded flow whose output port had gone down after the controller had
-    rerouted: after a core switch failure, an upper switch went on sending
-    some destinations to its dead core port for as long as they had traffic,
-    while its OpenFlow table and ofproto/trace said otherwise
-    (`ovs-appctl revalidator/wait` did not fix it, `revalidator/purge`
-    did). Seen in 4 of 4 runs of the fault tests after another fabric, 0 of
-    5 with exact-match flows. It is daemon-wide and lasts until ovs-vswitchd
-    restarts (scripts.fabric.Fabric turns megaflows back on at teardown);
-    exact-match flows only cost more upcalls."""
-    for server in sites.servers():
-        sites.run(server, 'ovs-appctl', 'upcall/disable-megaflows')
-
-
-def megaflows_on(sites=LOCAL):
-    """Undo exact_match_datapath when the fabric that needed it is gone."""
-    for server in sites.servers():
-        sites.run(server, 'ovs-appctl', 'upcall/enable-megaflows')
-
-
-def enable_bfd(model, interval_ms=100, mult=3, sites=LOCAL):
+def enable_bfd(model, column, sites=LOCAL):
     """Open vSwitch BFD on both ends of every switch-to-switch link, one
-    transaction per server."""
+    transaction per server; ``column``: scripts.bfd.interface_options."""
     cmds = {}
     for link in model.switch_links():
         for node, port in ((link.node_a, link.port_a), (link.node_b, link.port_b)):
             cmds.setdefault(sites.server_of(node), ['ovs-vsctl']).extend(
-                ['--', 'set', 'interface', interface_name(model, node, port), 'bfd:enable=true',
-                 'bfd:min_tx=%d' % interval_ms, 'bfd:min_rx=%d' % interval_ms, 'bfd:mult=%d' % mult])
+                ['--', 'set', 'interface', interface_name(model, node, port)]
+                + ['bfd:%s=%s' % item for item in column.items()])
     for server, cmd in cmds.items():
         sites.run(server, *cmd)
 

@@ -9,19 +9,33 @@ import pytest
 
 from scripts import traffic
 from scripts.fabric import Fabric
+from scripts.vswitchd import DAEMON_NICE, autogroup_nice
 from tests.conftest import free_port
 from topologies.fattree import FatTree
 
 pytestmark = pytest.mark.emulation
 
 
+def vswitchd_nice():
+    """The autogroup nice of this machine's ovs-vswitchd."""
+    with open('/run/openvswitch/ovs-vswitchd.pid') as pidfile, \
+            open('/proc/%s/autogroup' % pidfile.read().strip()) as autogroup:
+        return autogroup_nice(autogroup.read())
+
+
 @pytest.fixture(scope='module')
 def k4(require_ovs):
     topo = FatTree(4)
+    nice_before = vswitchd_nice()
     with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=free_port(),
                 rest_port=free_port()) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
         yield topo, fabric
+    assert vswitchd_nice() == nice_before  # the shared daemon as it was
+
+
+def test_the_switch_daemon_is_scheduled_before_the_hosts(k4):
+    assert vswitchd_nice() == DAEMON_NICE
 
 
 def flows(switch):
