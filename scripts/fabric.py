@@ -392,7 +392,8 @@ class Controller:
         if self.stats_period is not None:
             cmd += ['--stats-period', str(self.stats_period)]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                        cwd=REPO_ROOT)
+                                        cwd=REPO_ROOT, start_new_session=True,
+                                        preexec_fn=vswitchd.network_session)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.process.poll() is not None:

@@ -24,7 +24,12 @@ switches run on, and puts back when it ends (``DaemonSettings``).
 
 The machine's own daemon is shared, so ``undo`` restores both; a private
 daemon (scripts/ovs_instances.py) or a container server's ends with the
-fabric."""
+fabric. The controller is part of the network too: ``network_session``
+gives it a session of its own at the daemons' priority (two private
+daemons at -20 left it 13 s to program a k=8 fabric, against 1 s).
+"""
+import os
+
 from scripts.faults import FaultError
 
 DAEMON_NICE = -20
@@ -39,6 +44,15 @@ def autogroup_nice(text):
     if len(fields) != 3 or fields[1] != 'nice':
         raise FaultError('unexpected autogroup line %r' % text.strip())
     return int(fields[2])
+
+
+def network_session():
+    """In a child process before exec (``preexec_fn`` with
+    ``start_new_session``): its new session's autogroup at the daemons'
+    priority, where the kernel has autogroups."""
+    if os.path.exists('/proc/self/autogroup'):
+        with open('/proc/self/autogroup', 'w') as autogroup:
+            autogroup.write(str(DAEMON_NICE))
 
 
 class DaemonSettings:
