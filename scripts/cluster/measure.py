@@ -12,8 +12,9 @@ other_config on the container servers before their ovs-vswitchd starts
         [--ovs-config KEY=VALUE ...] [--out results/cluster]
     python -m scripts.cluster.measure --markdown [--out results/cluster]
 
-Run as root, under the emulation lock. Each run adds its rows to
-measure.json and measure.csv (replacing rows of the same k, servers,
+Run as root, nothing else emulating. Each configuration runs ``--reps``
+times (the same permutation; the row holds the medians, measure.json also
+the runs). Each command adds its rows to measure.json and measure.csv (replacing rows of the same k, servers,
 tunnel and configuration), so one configuration can be measured per
 command; ``--markdown`` prints the README's tables from measure.json.
 """
@@ -133,6 +134,25 @@ def measure(k, servers, seconds, seed, tunnel, ovs_config, ovs_instances=1):
     return row
 
 
+def median(values):
+    """The median of numbers, or of lists of numbers element by element."""
+    if isinstance(values[0], list):
+        return [median(list(column)) for column in zip(*values)]
+    return round(statistics.median(values), 2)
+
+
+def combined(runs):
+    """One row from the rows of repeated runs of one configuration: what
+    differs between them is their median, the runs are kept under ``runs``."""
+    row = {}
+    for key, first in runs[0].items():
+        values = [run[key] for run in runs]
+        row[key] = first if key in KEY or all(value == first for value in values) else median(values)
+    if len(runs) > 1:
+        row['runs'] = [{key: value for key, value in run.items() if key not in KEY} for run in runs]
+    return row
+
+
 def servers_arg(text):
     if text == LOCAL:
         return LOCAL
@@ -161,7 +181,7 @@ def write(rows, out):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'measure.json'), 'w') as f:
         json.dump(rows, f, indent=2)
-    columns = list(dict.fromkeys(c for row in rows for c in row))
+    columns = list(dict.fromkeys(c for row in rows for c in row if c != 'runs'))  # the runs: JSON only
     with open(os.path.join(out, 'measure.csv'), 'w', newline='') as f:
         writer = csv.writer(f)
         writer.writerow(columns)
@@ -177,33 +197,43 @@ def where(row):
     return text + ''.join(', %s' % row[c] for c in ('tunnel', 'ovs_config') if row[c])
 
 
+def with_range(row, key, form='%.1f'):
+    """A row's value, and the range of its runs when it has several."""
+    text = form % row[key]
+    if 'runs' in row:
+        values = [run[key] for run in row['runs']]
+        text += ' (%s-%s)' % (form % min(values), form % max(values))
+    return text
+
+
 def throughput_markdown(rows):
     """The fat-tree section's table: aggregate TCP throughput by k and set-up."""
-    lines = ['| k | ovs-vswitchd instances | Open vSwitch | flows | TCP sum (Mbit/s) | '
-             'CPU per ovs-vswitchd (% of a core) |', '|' + '---|' * 6]
+    lines = ['| k | ovs-vswitchd instances | Open vSwitch | flows | runs | TCP sum (Mbit/s), median (range) | '
+             'CPU per ovs-vswitchd (% of a core) |', '|' + '---|' * 7]
     for r in rows:
-        lines.append('| %d | %s | %s | %d | %.1f | %s |' % (
+        lines.append('| %d | %s | %s | %d | %d | %s | %s |' % (
             r['k'], r.get('ovs_instances', 1) if r['servers'] == LOCAL else r['servers'],
             (('this machine\'s private' if r.get('ovs_instances', 1) > 1 else 'this machine\'s')
              if r['servers'] == LOCAL else 'container servers\'')
             + (', ' + r['ovs_config'] if r['ovs_config'] else ''),
-            r['flows'], r['aggregate_mbps'], ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct'])))
+            r['flows'], len(r.get('runs', [r])), with_range(r, 'aggregate_mbps'),
+            ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct'])))
     return '\n'.join(lines)
 
 
 def markdown(rows):
     """The README's cluster table."""
     lines = ['| k | where | tunnels | build + start (s) | ready (s) | all pairs (s) | '
-             'TCP sum of the flows (Mbit/s) | CPU per ovs-vswitchd (% of a core) | '
+             'TCP sum of the flows (Mbit/s), median (range) | CPU per ovs-vswitchd (% of a core) | '
              'BFD false failures under the flows | failure injected (s) | BFD down seen within (s) |',
              '|' + '---|' * 11]
     dash = lambda v: '-' if v is None else v
     for r in rows:
-        lines.append('| %d | %s | %d | %.1f | %.1f | %.1f | %.1f (%d flows) | %s | %s | %s | %s |' % (
+        lines.append('| %d | %s | %d | %.1f | %.1f | %.1f | %s, %d flows | %s | %s | %s | %s |' % (
             r['k'], where(r), r['tunnels'],
-            r['build_and_start_s'], r['ready_s'], r['all_pairs_s'], r['aggregate_mbps'], r['flows'],
+            r['build_and_start_s'], r['ready_s'], r['all_pairs_s'], with_range(r, 'aggregate_mbps'), r['flows'],
             ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct']),
-            dash(r.get('bfd_false_failures_under_load')),
+            with_range(r, 'bfd_false_failures_under_load', '%d') if 'bfd_false_failures_under_load' in r else '-',
             dash(r['tunnel_failure_injection_s']), dash(r['bfd_down_seen_within_s'])))
     return '\n'.join(lines)
 
@@ -220,7 +250,9 @@ def main(argv=None):
                         help='Open vSwitch daemons for %s (1: the machine\'s own; more: private ones, '
                              'as dcfabric run --ovs-instances)' % LOCAL)
     parser.add_argument('--seconds', type=int, default=10, help='iperf3 duration per run')
-    parser.add_argument('--seed', default='cluster')
+    parser.add_argument('--seed', default='cluster', help='seed of the permutation (the same in every run)')
+    parser.add_argument('--reps', type=int, default=3,
+                        help='runs of each configuration; the row holds their medians and the runs')
     parser.add_argument('--out', default='results/cluster')
     parser.add_argument('--markdown', action='store_true', help='print the README tables from measure.json')
     args = parser.parse_args(argv)
@@ -234,8 +266,8 @@ def main(argv=None):
     if args.ovs_config and LOCAL in args.servers:
         parser.error('--ovs-config applies to container servers only: this machine\'s ovs-vswitchd '
                      'is shared and would have to be restarted')
-    rows = [measure(k, servers, args.seconds, args.seed, args.tunnel, tuple(args.ovs_config),
-                    args.ovs_instances)
+    rows = [combined([measure(k, servers, args.seconds, args.seed, args.tunnel, tuple(args.ovs_config),
+                              args.ovs_instances) for _ in range(args.reps)])
             for k in args.k for servers in args.servers]
     old = json.load(open(path)) if os.path.exists(path) else []  # read now: other runs may have added rows
     write(merged(old, rows), args.out)

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from scripts.cluster.measure import LOCAL, config_arg, merged, servers_arg
+from scripts.cluster.measure import LOCAL, combined, config_arg, merged, servers_arg
 
 
 def row(k, servers, config='', mbps=1.0):
@@ -31,3 +31,14 @@ def test_ovs_config_is_key_equals_value():
     assert config_arg('userspace-tso-enable=true') == ('userspace-tso-enable', 'true')
     with pytest.raises(argparse.ArgumentTypeError):
         config_arg('userspace-tso-enable')
+
+
+def test_repeated_runs_give_their_medians_and_keep_the_runs():
+    runs = [dict(row(8, 2, mbps=mbps), tunnels=64, vswitchd_cpu_pct=[cpu, 50.0], bfd_down_seen_within_s=None)
+            for mbps, cpu in ((300.0, 90.0), (100.0, 70.0), (200.0, 80.0))]
+    result = combined(runs)
+    assert result['aggregate_mbps'] == 200.0 and result['vswitchd_cpu_pct'] == [80.0, 50.0]
+    assert result['tunnels'] == 64 and result['bfd_down_seen_within_s'] is None
+    assert (result['k'], result['servers'], result['tunnel']) == (8, 2, 'vxlan')
+    assert [r['aggregate_mbps'] for r in result['runs']] == [300.0, 100.0, 200.0]
+    assert 'runs' not in combined(runs[:1])
