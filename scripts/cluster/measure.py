@@ -118,6 +118,18 @@ def measure(k, servers, seconds, seed, tunnel, ovs_config, ovs_instances=1):
            'ovs_instances': ovs_instances if servers == LOCAL else 1}
     progress('k=%d on %s' % (k, 'this machine\'s Open vSwitch' if servers == LOCAL
                              else '%d container servers' % servers))
+    try:
+        row.update(run_configuration(topo, interval, servers, seconds, seed, tunnel, ovs_config, ovs_instances))
+    except (TimeoutError, traffic.TransferError) as error:  # the fabric ran, a measurement did not end
+        progress('this run failed: %s' % error)
+        row['failure'] = str(error)
+    return row
+
+
+def run_configuration(topo, interval, servers, seconds, seed, tunnel, ovs_config, ovs_instances):
+    """``run_fabric``'s measurements of one run, the fabric started as ``measure`` says."""
+    k = topo.k
+    row = {}
     began = time.time()
     if servers == LOCAL:
         with Fabric(topo, APP, {'k': k}, ofp_port=free_port(), rest_port=free_port(), bfd_ms=interval,
@@ -143,11 +155,16 @@ def median(values):
 
 def combined(runs):
     """One row from the rows of repeated runs of one configuration: what
-    differs between them is their median, the runs are kept under ``runs``."""
+    differs between the runs that did not fail is their median; every run
+    is kept under ``runs``, and a run's failure under ``failed_runs``."""
+    done = [run for run in runs if 'failure' not in run] or runs[:1]
     row = {}
-    for key, first in runs[0].items():
-        values = [run[key] for run in runs]
+    for key, first in done[0].items():
+        values = [run[key] for run in done]
         row[key] = first if key in KEY or all(value == first for value in values) else median(values)
+    failures = [run['failure'] for run in runs if 'failure' in run]
+    if failures:
+        row['failed_runs'] = failures
     if len(runs) > 1:
         row['runs'] = [{key: value for key, value in run.items() if key not in KEY} for run in runs]
     return row
@@ -200,37 +217,46 @@ def where(row):
 def with_range(row, key, form='%.1f'):
     """A row's value, and the range of its runs when it has several."""
     text = form % row[key]
-    if 'runs' in row:
-        values = [run[key] for run in row['runs']]
+    values = [run[key] for run in row.get('runs', []) if 'failure' not in run]
+    if len(values) > 1:
         text += ' (%s-%s)' % (form % min(values), form % max(values))
     return text
+
+
+def runs_cell(row):
+    runs = len(row.get('runs', [row]))
+    failed = len(row.get('failed_runs', []))
+    return '%d' % runs + (' (%d failed: %s)' % (failed, '; '.join(row['failed_runs'])) if failed else '')
 
 
 def throughput_markdown(rows):
     """The fat-tree section's table: aggregate TCP throughput by k and set-up."""
     lines = ['| k | ovs-vswitchd instances | Open vSwitch | flows | runs | TCP sum (Mbit/s), median (range) | '
              'CPU per ovs-vswitchd (% of a core) |', '|' + '---|' * 7]
-    for r in rows:
-        lines.append('| %d | %s | %s | %d | %d | %s | %s |' % (
+    for r in (r for r in rows if 'aggregate_mbps' in r):
+        lines.append('| %d | %s | %s | %d | %s | %s | %s |' % (
             r['k'], r.get('ovs_instances', 1) if r['servers'] == LOCAL else r['servers'],
             (('this machine\'s private' if r.get('ovs_instances', 1) > 1 else 'this machine\'s')
              if r['servers'] == LOCAL else 'container servers\'')
             + (', ' + r['ovs_config'] if r['ovs_config'] else ''),
-            r['flows'], len(r.get('runs', [r])), with_range(r, 'aggregate_mbps'),
+            r['flows'], runs_cell(r), with_range(r, 'aggregate_mbps'),
             ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct'])))
     return '\n'.join(lines)
 
 
 def markdown(rows):
     """The README's cluster table."""
-    lines = ['| k | where | tunnels | build + start (s) | ready (s) | all pairs (s) | '
+    lines = ['| k | where | runs | tunnels | build + start (s) | ready (s) | all pairs (s) | '
              'TCP sum of the flows (Mbit/s), median (range) | CPU per ovs-vswitchd (% of a core) | '
              'BFD false failures under the flows | failure injected (s) | BFD down seen within (s) |',
-             '|' + '---|' * 11]
+             '|' + '---|' * 12]
     dash = lambda v: '-' if v is None else v
     for r in rows:
-        lines.append('| %d | %s | %d | %.1f | %.1f | %.1f | %s, %d flows | %s | %s | %s | %s |' % (
-            r['k'], where(r), r['tunnels'],
+        if 'aggregate_mbps' not in r:  # every run failed
+            lines.append('| %d | %s | %s |' % (r['k'], where(r), runs_cell(r)) + ' - |' * 9)
+            continue
+        lines.append('| %d | %s | %s | %d | %.1f | %.1f | %.1f | %s, %d flows | %s | %s | %s | %s |' % (
+            r['k'], where(r), runs_cell(r), r['tunnels'],
             r['build_and_start_s'], r['ready_s'], r['all_pairs_s'], with_range(r, 'aggregate_mbps'), r['flows'],
             ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct']),
             with_range(r, 'bfd_false_failures_under_load', '%d') if 'bfd_false_failures_under_load' in r else '-',

@@ -10,14 +10,19 @@ def row(interval, links='unshaped', idle=0, load=0, controller=0, mbps=None):
 
 
 def test_the_lowest_interval_whose_every_row_and_every_larger_one_held():
-    rows = [row(100), row(100, 'shaped'), row(50), row(50, 'shaped'), row(30, load=4), row(20)]
+    rows = [row(100), row(100, 'shaped'), row(50), row(50, 'shaped'), row(30, 'shaped', load=4), row(20)]
     assert lowest_holding(rows) == 50  # 20 held, but by luck below 30, which flapped
 
 
-def test_a_flap_on_either_kind_of_links_or_at_the_controller_fails_an_interval():
+def test_a_flap_idle_or_under_shaped_load_or_at_the_controller_fails_an_interval():
     assert lowest_holding([row(100), row(50), row(50, 'shaped', idle=1)]) == 100
-    assert lowest_holding([row(100), row(50, controller=2)]) == 100
-    assert lowest_holding([row(100, load=1), row(50)]) is None
+    assert lowest_holding([row(100), row(50, idle=1)]) == 100
+    assert lowest_holding([row(100, 'shaped'), row(50, 'shaped', controller=2)]) == 100
+    assert lowest_holding([row(100, 'shaped', load=1), row(50, 'shaped')]) is None
+
+
+def test_flaps_under_unshaped_full_load_are_reported_not_decided_on():
+    assert lowest_holding([row(100, load=6, controller=6), row(70, load=2), row(70, 'shaped')]) == 70
 
 
 def test_a_new_run_replaces_only_its_own_interval_and_links():

@@ -42,3 +42,15 @@ def test_repeated_runs_give_their_medians_and_keep_the_runs():
     assert (result['k'], result['servers'], result['tunnel']) == (8, 2, 'vxlan')
     assert [r['aggregate_mbps'] for r in result['runs']] == [300.0, 100.0, 200.0]
     assert 'runs' not in combined(runs[:1])
+
+
+def test_a_failed_run_is_kept_and_left_out_of_the_medians():
+    runs = [dict(row(8, 1, mbps=300.0), vswitchd_cpu_pct=[90.0]), dict(row(8, 1), failure='96 pairs unreachable'),
+            dict(row(8, 1, mbps=100.0), vswitchd_cpu_pct=[70.0])]
+    for run in runs[1:2]:
+        del run['aggregate_mbps']
+    result = combined(runs)
+    assert result['aggregate_mbps'] == 200.0 and result['failed_runs'] == ['96 pairs unreachable']
+    assert 'failure' not in result and len(result['runs']) == 3
+    only_failed = combined(runs[1:2])
+    assert only_failed['failure'] == '96 pairs unreachable' and 'aggregate_mbps' not in only_failed
