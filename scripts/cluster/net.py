@@ -23,12 +23,11 @@ from operator import attrgetter
 
 from mininet.examples.cluster import (MininetCluster, Placer, RemoteGRELink, RemoteHost,
                                       RemoteOVSSwitch)
-from mininet.link import TCLink
 from mininet.node import OVSSwitch
 
 from scripts.cluster import sites
 from scripts.cluster.placement import cross_server_links, nodes_by_server, place_fattree
-from scripts.fabric import Fabric, SetupError, UserOVSSwitch, progress
+from scripts.fabric import Fabric, SetupError, ShapedLink, UserOVSSwitch, progress
 
 TUNNEL_MTU = 1450
 
@@ -146,7 +145,7 @@ class ClusterFabric(Fabric):
             raise SetupError(str(err)) from None
 
     def make_net(self, topo, link_class):
-        if link_class is TCLink:
+        if link_class is ShapedLink:
             raise SetupError('link shaping is not supported with --cluster')
         try:
             sites.check_reaches(self.servers, self.listen, self.ofp_port)

@@ -164,7 +164,8 @@ def measure(interval, bw, seconds, detections, seed, progress):
         for _ in range(detections):
             faults.wait_bfd_up(topo)
             time.sleep(SETTLE_S)
-            detected_s, _ = silent_failure_detection(topo, fabric.controller.rest_port, *FAILED_LINK)
+            detected_s, _ = silent_failure_detection(topo, fabric.controller.rest_port, *FAILED_LINK, fabric.sites,
+                                                     poll_s=bfd.detection_ms(interval) / 20000.0)
             detected.append(round(detected_s * 1000, 1))
         progress('silent failure of %s-%s detected after %s ms' % (FAILED_LINK + (detected,)))
     row.update(detection_ms=detected, detection_settle_s=SETTLE_S, detection_ms_median=statistics.median(detected) if detected else None,
