@@ -6,8 +6,9 @@ forwards its share of the fabric's traffic, and all daemons share the
 machine's cores. A fixed 100 ms grows with k^3 (k=8: 5,120 packets/s, k=16:
 ~41,000/s), so the interval is chosen to keep the whole fabric within
 ``BUDGET_PPS``, never below ``FLOOR_MS``: the lowest interval that had no
-false detection on a k=4 fat-tree idle and under full load
-(scripts/fattree/bfd_floor.py; 50 ms flapped under unshaped load).
+false detection on a k=4 fat-tree idle and under full load when it was
+chosen (scripts/fattree/bfd_floor.py). Measured again since, every
+interval from 50 to 100 ms failed falsely under load, none idle (README).
 Detection takes ``MULT`` missed intervals.
 """
 import math
