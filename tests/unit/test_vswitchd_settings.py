@@ -12,20 +12,36 @@ class FakeSites:
     """Two servers whose daemons answer like /proc and ovs-appctl."""
 
     def __init__(self, nice_of):
-        self.nice_of = dict(nice_of)  # server: autogroup nice, None for no autogroup file
+        # (server, daemon): autogroup nice, None for no autogroup file
+        self.daemons = {(server, daemon): nice for server, nice in nice_of.items()
+                        for daemon in ('ovs-vswitchd', 'ovsdb-server')}
         self.megaflows = {server: True for server in nice_of}
 
+    @property
+    def nice_of(self):
+        """{server: the nice both its daemons have}"""
+        nices = {}
+        for (server, _), nice in self.daemons.items():
+            assert nices.setdefault(server, nice) == nice
+        return nices
+
     def servers(self):
-        return list(self.nice_of)
+        return list(self.megaflows)
+
+    @staticmethod
+    def daemon_of(command):
+        daemons = [d for d in ('ovs-vswitchd', 'ovsdb-server') if '/%s.pid' % d in command]
+        assert len(daemons) == 1, command
+        return daemons[0]
 
     def run(self, server, *cmd, check=True):
         out = ''
         if cmd[:2] == ('ovs-appctl', '--timeout=10'):
             self.megaflows[server] = cmd[2] == 'upcall/enable-megaflows'
         elif cmd[:2] == ('sh', '-c') and cmd[2].startswith('echo '):
-            self.nice_of[server] = int(cmd[2].split()[1])
+            self.daemons[server, self.daemon_of(cmd[2])] = int(cmd[2].split()[1])
         elif cmd[:2] == ('sh', '-c'):
-            nice = self.nice_of[server]
+            nice = self.daemons[server, self.daemon_of(cmd[2])]
             out = '' if nice is None else '/autogroup-7 nice %d\n' % nice
         else:
             raise AssertionError(cmd)
