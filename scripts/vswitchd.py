@@ -11,8 +11,9 @@ switches run on, and puts back when it ends (``DaemonSettings``).
   Seen in 4 of 4 runs of the fault tests after another fabric, 0 of 5 with
   exact-match flows; they only cost more upcalls. Daemon-wide, until the
   daemon restarts.
-- The daemons' scheduling groups first (ovs-vswitchd's and ovsdb-server's). Every command Mininet starts in a
-  host (``mnexec -d``) is a session of its own, and with the kernel's
+- The daemons' scheduling groups first (ovs-vswitchd's and
+  ovsdb-server's). Every command Mininet starts in a host (``mnexec -d``)
+  is a session of its own, and with the kernel's
   autogroups each session is a scheduling group of the same weight as the
   daemon's: under a k=8 permutation of 128 iperf3 flows, 256 busy sessions
   left ovs-vswitchd a few percent of the two cores ("Unreasonably long
@@ -25,8 +26,11 @@ switches run on, and puts back when it ends (``DaemonSettings``).
 The machine's own daemon is shared, so ``undo`` restores both; a private
 daemon (scripts/ovs_instances.py) or a container server's ends with the
 fabric. The controller is part of the network too: ``network_session``
-gives it a session of its own at the daemons' priority (two private
-daemons at -20 left it 13 s to program a k=8 fabric, against 1 s).
+gives it a session of its own at the daemons' priority, so that the
+hosts' sessions do not starve it either. Cost: with k=16's four private
+daemons first, `dcfabric run --k 16 --pairs-sample 1000` was ready after
+137 s and pinged its pairs in 278 s (62 s and 49 s without); at their
+usual priority k=8's permutation on two of them stalls again.
 """
 import os
 
@@ -34,7 +38,7 @@ from scripts.faults import FaultError
 
 DAEMON_NICE = -20
 # ovsdb-server too: at its usual priority beside ovs-vswitchd at -20 it
-# starved, and k=16's four daemons took 136 s instead of 26 s to add their ports
+# starved, and k=16's four daemons took 136 s instead of 40 s to add their ports
 DAEMONS = ('ovs-vswitchd', 'ovsdb-server')
 # a daemon's autogroup file where its commands run ($OVS_RUNDIR: a private daemon's)
 AUTOGROUP = '/proc/$(cat ${OVS_RUNDIR:-/run/openvswitch}/%s.pid)/autogroup'
