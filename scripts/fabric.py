@@ -18,10 +18,11 @@ import urllib.request
 from mininet.link import Intf, Link, TCIntf, TCLink
 from mininet.log import setLogLevel
 from mininet.net import Mininet
-from mininet.node import OVSSwitch, RemoteController
+from mininet.node import Host, OVSSwitch, RemoteController
 
 from controller.ryuapp.manager import PortInUseError, check_port_free
 from scripts import REPO_ROOT, bfd, faults, ovsdb, vswitchd
+from scripts.host_cpu_group import HostCpuGroup
 from scripts.ovs_instances import (InstanceSites, OvsInstanceError, OvsInstances, placement as instance_placement,
                                   require_tools, switch_ports)
 from topologies.mininet_topo import ModelTopo
@@ -145,6 +146,27 @@ class UserOVSSwitch(NetdevOVSSwitch):
     def intfOpts(self, intf):
         # the cluster edition's servers still start bridges with ovs-vsctl text
         return super().intfOpts(intf) + ''.join(' bfd:%s=%s' % item for item in self.bfd_options(intf).items())
+
+
+class CpuGroupMixin:
+    """A host whose every command (its shell, ``popen``) runs in the
+    fabric's CPU group (scripts/host_cpu_group.py), through Mininet's
+    ``mnexec -g``; ``in_group(None)`` leaves the class as it is."""
+    cpu_group = None
+
+    @classmethod
+    def in_group(cls, name):
+        return type(cls.__name__, (cls,), {'cpu_group': name}) if name else cls
+
+    def _popen(self, cmd, **params):
+        # '--': mnexec's getopt would otherwise take the command's options as its own
+        if self.cpu_group:
+            cmd = ['mnexec', '-g', self.cpu_group, '--'] + (cmd.split() if isinstance(cmd, str) else list(cmd))
+        return super()._popen(cmd, **params)
+
+
+class FabricHost(CpuGroupMixin, Host):
+    pass
 
 
 class ShapedIntf(TCIntf):
@@ -422,8 +444,7 @@ class Controller:
         if self.stats_period is not None:
             cmd += ['--stats-period', str(self.stats_period)]
         self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                        cwd=REPO_ROOT, start_new_session=True,
-                                        preexec_fn=vswitchd.network_session)
+                                        cwd=REPO_ROOT, start_new_session=True)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.process.poll() is not None:
@@ -528,9 +549,10 @@ class Fabric(MininetContext):
 
     Subclasses that run the switches elsewhere (scripts/cluster) override
     ``check``, ``make_net``, ``stop_network``, ``sites`` (where switch
-    commands run) and ``bfd_at_creation``.
+    commands run), ``host_sites`` (where hosts run) and ``bfd_at_creation``.
     """
     sites = faults.LOCAL
+    host_sites = faults.LOCAL  # where hosts run
     bfd_at_creation = True  # UserOVSSwitch.configured; otherwise enabled once the switches run
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
@@ -558,6 +580,7 @@ class Fabric(MininetContext):
         self.started_at = None  # when net.start() returned
         self.ready_at = None  # when BFD was up and the controller ready
         self.daemon_settings = None  # scripts.vswitchd.DaemonSettings once applied
+        self.host_group = None  # the hosts' HostCpuGroup once made
         self.log_level = log_level
 
     def check(self):
@@ -568,10 +591,11 @@ class Fabric(MininetContext):
             except OvsInstanceError as error:
                 raise SetupError(str(error)) from None
 
-    def make_net(self, topo, link_class):
+    def make_net(self, topo, link_class, cpu_group):
         switch_class = UserOVSSwitch.configured(self.bfd_column, self.instance_of)
         net_class = BatchedMininet if link_class is BatchedLink else Mininet
-        return net_class(topo=topo, switch=switch_class, link=link_class, build=False,
+        return net_class(topo=topo, switch=switch_class, host=FabricHost.in_group(cpu_group),
+                         link=link_class, build=False,
                          controller=None, autoSetMacs=False, autoStaticArp=False)
 
     def start(self):
@@ -594,15 +618,24 @@ class Fabric(MininetContext):
                 raise SetupError(str(error)) from None
             if stale:
                 progress('removed %d Open vSwitch instances left by an earlier run' % stale)
-        self.net = self.make_net(topo, link_class)
+        self.host_group = HostCpuGroup(self.host_sites)
+        cpu_group = self.host_group.make()
+        if self.host_group.stale_removed:
+            progress('removed %d hosts CPU groups left by earlier runs' % self.host_group.stale_removed)
+        if self.host_group.unavailable:
+            progress('warning: no cgroup v1 cpu hierarchy (%s) on %s: hosts are not grouped, and heavy '
+                     'traffic can starve ovs-vswitchd (scripts/host_cpu_group.py)'
+                     % (self.host_group.root, ', '.join(server or 'this machine'
+                                                         for server in self.host_group.unavailable)))
+        self.net = self.make_net(topo, link_class, cpu_group)
         self.net.addController(ListeningController('c0', ip=self.listen, port=self.ofp_port))
         progress('building %s: %d switches, %d hosts, %d links'
                  % (self.model.name, len(self.model.switches), len(self.model.hosts),
                     len(self.model.links)))
         self.net.build()
-        progress('while the fabric runs, ovs-vswitchd is scheduled before the hosts'
-                 + (' and caches exact-match datapath flows (megaflows go stale across failures)'
-                    if self.bfd_ms else '') + ': scripts/vswitchd.py')
+        if self.bfd_ms:
+            progress('while the fabric runs, ovs-vswitchd caches exact-match datapath flows '
+                     '(megaflows go stale across failures): scripts/vswitchd.py')
         self.daemon_settings = vswitchd.DaemonSettings(self.sites, exact_match=bool(self.bfd_ms))
         self.daemon_settings.apply()
         progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
@@ -633,5 +666,8 @@ class Fabric(MininetContext):
         if self.daemon_settings and self.ovs is None:  # private daemons end with the fabric
             self.daemon_settings.undo()
         self.daemon_settings = None
+        if self.host_group:
+            self.host_group.remove()  # after the network: it ended the hosts
+        self.host_group = None
         if self.controller:
             self.controller.stop()

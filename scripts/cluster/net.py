@@ -27,7 +27,7 @@ from mininet.node import OVSSwitch
 
 from scripts.cluster import sites
 from scripts.cluster.placement import cross_server_links, nodes_by_server, place_fattree
-from scripts.fabric import Fabric, SetupError, ShapedLink, UserOVSSwitch, progress
+from scripts.fabric import CpuGroupMixin, Fabric, SetupError, ShapedLink, UserOVSSwitch, progress
 
 TUNNEL_MTU = 1450
 
@@ -66,8 +66,9 @@ def _server_command(node, cmd, **_kwargs):
     return output
 
 
-class ClusterHost(RemoteHost):
-    """A host on a server, over a shared ssh connection."""
+class ClusterHost(CpuGroupMixin, RemoteHost):
+    """A host on a server, over a shared ssh connection; its commands run
+    in the fabric's CPU group there (made on every server)."""
 
     def __init__(self, name, **params):
         params.setdefault('controlPath', True)
@@ -127,6 +128,7 @@ class ClusterFabric(Fabric):
         self.servers = list(servers)
         self.tunnel = tunnel
         self.sites = sites.ServerSites(self.placement, servers)
+        self.host_sites = self.sites
         self.tunnels = cross_server_links(model, self.placement)
         self.server_ips = {}
         if kwargs.get('listen') is None:
@@ -144,7 +146,7 @@ class ClusterFabric(Fabric):
         except sites.ServerError as err:
             raise SetupError(str(err)) from None
 
-    def make_net(self, topo, link_class):
+    def make_net(self, topo, link_class, cpu_group):
         if link_class is ShapedLink:
             raise SetupError('link shaping is not supported with --cluster')
         try:
@@ -156,7 +158,7 @@ class ClusterFabric(Fabric):
         return MininetCluster(topo=topo, servers=self.servers, serverIP=self.server_ips,
                               user=sites.SSH_USER, precheck=False,
                               placement=functools.partial(ModelPlacer, self.placement),
-                              switch=ClusterSwitch, host=ClusterHost, link=LINK_CLASSES[self.tunnel],
+                              switch=ClusterSwitch, host=ClusterHost.in_group(cpu_group), link=LINK_CLASSES[self.tunnel],
                               build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
 
     # the servers' switches are Mininet's own (ClusterSwitch): BFD is set once they run

@@ -1,6 +1,7 @@
 """Controller + Mininet k=4 fat-tree on userspace OVS: reachability, TCP
 between pods, and state that survives reconnects and controller restarts.
 One fabric is shared by every test of this module."""
+import os
 import re
 import subprocess
 import time
@@ -9,33 +10,48 @@ import pytest
 
 from scripts import traffic
 from scripts.fabric import Fabric
-from scripts.vswitchd import DAEMON_NICE, autogroup_nice
 from tests.conftest import free_port
 from topologies.fattree import FatTree
 
 pytestmark = pytest.mark.emulation
 
 
-def vswitchd_nice():
-    """The autogroup nice of this machine's ovs-vswitchd."""
-    with open('/run/openvswitch/ovs-vswitchd.pid') as pidfile, \
-            open('/proc/%s/autogroup' % pidfile.read().strip()) as autogroup:
-        return autogroup_nice(autogroup.read())
+def cpu_cgroup(pid):
+    """The cpu cgroup process ``pid`` is in ("/": none of its own)."""
+    with open('/proc/%d/cgroup' % pid) as cgroups:
+        return next(line.strip().split(':')[2] for line in cgroups if line.split(':')[1] == 'cpu')
+
+
+def wait_exec(process, program, timeout=5):
+    """Wait until ``process`` runs ``program`` (past mnexec, which joins the group)."""
+    deadline = time.time() + timeout
+    while open('/proc/%d/cmdline' % process.pid, 'rb').read().split(b'\0')[0] != program:
+        assert time.time() < deadline, 'still not %s after %ss' % (program, timeout)
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope='module')
 def k4(require_ovs):
     topo = FatTree(4)
-    nice_before = vswitchd_nice()
     with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=free_port(),
                 rest_port=free_port()) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
-        yield topo, fabric
-    assert vswitchd_nice() == nice_before  # the shared daemon as it was
+        group = '/' + fabric.host_group.name
+        # a host process that Mininet's stop would not end (a session of its own)
+        sleeper = fabric.net.get('h0_0_2').popen(['sleep', '600'])
+        yield topo, fabric, group, sleeper
+    assert sleeper.wait(timeout=5) == -9  # killed when its group was removed
+    assert not os.path.exists('/sys/fs/cgroup/cpu' + group)
 
 
-def test_the_switch_daemon_is_scheduled_before_the_hosts(k4):
-    assert vswitchd_nice() == DAEMON_NICE
+def test_every_host_process_is_in_the_hosts_cpu_group(k4):
+    topo, fabric, group, sleeper = k4
+    assert [cpu_cgroup(fabric.net.get(h.name).pid) for h in topo.hosts] == [group] * len(topo.hosts)
+    wait_exec(sleeper, b'sleep')
+    assert cpu_cgroup(sleeper.pid) == group
+    daemon = int(open('/run/openvswitch/ovs-vswitchd.pid').read())
+    assert cpu_cgroup(daemon) == '/'  # switches and controller beside the hosts, not in their group
+    assert cpu_cgroup(fabric.controller.process.pid) == '/'
 
 
 def flows(switch):
@@ -63,27 +79,27 @@ def wait_reinstalled(switch, since, timeout=20):
 
 
 def test_all_pairs_ping_without_loss(k4):
-    topo, fabric = k4
+    topo, fabric, _, _ = k4
     results = traffic.reachability(fabric.net, [h.name for h in topo.hosts], retries=0)
     assert len(results) == 16 * 15
     assert all(results.values()), [pair for pair, ok in results.items() if not ok]
 
 
 def test_path_length_visible_in_ttl(k4):
-    _, fabric = k4
+    _, fabric, _, _ = k4
     assert traffic.ping_ttl(fabric.net, 'h0_0_2', 'h0_0_3') == 63
     assert traffic.ping_ttl(fabric.net, 'h0_0_2', 'h0_1_2') == 61
     assert traffic.ping_ttl(fabric.net, 'h0_0_2', 'h2_1_3') == 59
 
 
 def test_tcp_between_pods(k4):
-    _, fabric = k4
+    _, fabric, _, _ = k4
     report = traffic.iperf3(fabric.net, 'h0_0_2', 'h3_1_3', seconds=3)
     assert traffic.received_mbps(report) > 5
 
 
 def test_reconnecting_switch_gets_the_same_rules(k4):
-    _, fabric = k4
+    _, fabric, _, _ = k4
     before = flows('a1_2')
     assert len(before) == 5 + 3 + 2
     since = time.time()
@@ -96,7 +112,7 @@ def test_reconnecting_switch_gets_the_same_rules(k4):
 
 
 def test_restarted_controller_reinstalls_the_same_state(k4):
-    topo, fabric = k4
+    topo, fabric, _, _ = k4
     before = {s.name: flows(s.name) for s in topo.switches}
     since = time.time()
     fabric.controller.stop()
@@ -109,7 +125,7 @@ def test_restarted_controller_reinstalls_the_same_state(k4):
 
 
 def test_unknown_switch_is_left_alone(k4):
-    _, fabric = k4
+    _, fabric, _, _ = k4
     bridge = 'tstranger'
     subprocess.run(['ovs-vsctl', '--', '--if-exists', 'del-br', bridge, '--', 'add-br', bridge,
                     '--', 'set', 'bridge', bridge, 'datapath_type=netdev', 'protocols=OpenFlow13',
