@@ -23,6 +23,7 @@ from mininet.node import Host, OVSSwitch, RemoteController
 from controller.ryuapp.manager import PortInUseError, check_port_free
 from scripts import REPO_ROOT, bfd, faults, ovsdb, vswitchd
 from scripts.host_cpu_group import HostCpuGroup
+from scripts.traffic import DATA_QDISC
 from scripts.ovs_instances import (InstanceSites, OvsInstanceError, OvsInstances, placement as instance_placement,
                                   require_tools, switch_ports)
 from topologies.mininet_topo import ModelTopo
@@ -169,6 +170,10 @@ class FabricHost(CpuGroupMixin, Host):
     pass
 
 
+# a shaped switch interface's data queue (ShapedIntf): as deep as the device's default
+DATA_QUEUE_PACKETS = 1000
+
+
 class ShapedIntf(TCIntf):
     """A shaped interface (HTB, Mininet's class 5:1 at the link's rate) whose
     switch end gives BFD a class of its own beside the data's. Behind a
@@ -176,11 +181,19 @@ class ShapedIntf(TCIntf):
     fabric with BFD at 70-100 ms saw over 100 false failures in 30 s of the
     bisection's load (scripts/fattree/bfd_floor.py --bw 2), as a real
     switch without a control-plane queue would. BFD's class is capped at
-    64 kbit/s (BFD at 70 ms sends 7 kbit/s) and the data keeps its rate."""
+    64 kbit/s (BFD at 70 ms sends 7 kbit/s) and the data keeps its rate.
+
+    The data's queue drops from its head (``DATA_QDISC``), not its tail: a
+    packet dropped at enqueue fails ovs-vswitchd's send with ENOBUFS, and
+    Open vSwitch then drops the rest of that output batch, BFD packets
+    included, before they reach their class; a head drop reports
+    congestion, not an error (NET_XMIT_CN), so the rest is sent."""
 
     def bwCmds(self, bw=None, **params):
         cmds, parent = super().bwCmds(bw=bw, **params)
         if bw and isinstance(self.node, OVSSwitch) and not (params.get('use_hfsc') or params.get('use_tbf')):
+            if not any(params.get(p) for p in ('delay', 'jitter', 'loss', 'max_queue_size')):  # netem's place
+                cmds += ['%s qdisc add dev %s parent 5:1 handle 10: ' + DATA_QDISC % DATA_QUEUE_PACKETS]
             cmds += ['%s class add dev %s parent 5:0 classid 5:2 htb rate 64kbit burst 15k quantum 1514',
                      # after a silent failure's black hole (faults.BLACKHOLE_PREF), which takes BFD too
                      '%s filter add dev %s parent 5:0 protocol ip prio ' + str(int(faults.BLACKHOLE_PREF) + 1)

@@ -77,6 +77,17 @@ def test_colliding_large_flows_are_moved_to_disjoint_cores_at_link_rate(fabric):
     assert min(rates) > 0.7 * alone and sum(rates) > 1.5 * alone, (alone, rates)
 
 
+def test_shaped_switch_ports_queue_bfd_apart_and_drop_data_from_the_head(fabric):
+    _, running = fabric
+    for node, intf in ((PREFIX + 'e0_0', PREFIX + 'e0_0-eth3'), (PREFIX + 'h0_0_2', PREFIX + 'h0_0_2-eth0')):
+        show = running.net.get(node).cmd('tc qdisc show dev %s; tc class show dev %s' % (intf, intf))
+        if node.startswith(PREFIX + 'e'):
+            assert 'qdisc pfifo_head_drop 10: parent 5:1 limit 1000p' in show, show
+            assert 'class htb 5:2 root' in show, show
+        else:  # a host's own queue stays the device default
+            assert 'pfifo_head_drop' not in show and '5:2' not in show, show
+
+
 def test_rest_state_view_sections_and_errors(fabric):
     _, running = fabric
     status, state = rest(running, '/fattree/state')
