@@ -23,10 +23,10 @@ from mininet.node import Host, OVSSwitch, RemoteController
 from controller.ryuapp.manager import PortInUseError, check_port_free
 from scripts import REPO_ROOT, bfd, faults, ovsdb, vswitchd
 from scripts.host_cpu_group import HostCpuGroup
-from scripts.traffic import DATA_QDISC
 from scripts.ovs_instances import (InstanceSites, OvsInstanceError, OvsInstances, placement as instance_placement,
                                   require_tools, switch_ports)
 from topologies.mininet_topo import ModelTopo
+from topologies.model import ofport
 
 
 class SetupError(RuntimeError):
@@ -170,10 +170,6 @@ class FabricHost(CpuGroupMixin, Host):
     pass
 
 
-# a shaped switch interface's data queue (ShapedIntf): as deep as the device's default
-DATA_QUEUE_PACKETS = 1000
-
-
 class ShapedIntf(TCIntf):
     """A shaped interface (HTB, Mininet's class 5:1 at the link's rate) whose
     switch end gives BFD a class of its own beside the data's. Behind a
@@ -183,17 +179,12 @@ class ShapedIntf(TCIntf):
     switch without a control-plane queue would. BFD's class is capped at
     64 kbit/s (BFD at 70 ms sends 7 kbit/s) and the data keeps its rate.
 
-    The data's queue drops from its head (``DATA_QDISC``), not its tail: a
-    packet dropped at enqueue fails ovs-vswitchd's send with ENOBUFS, and
-    Open vSwitch then drops the rest of that output batch, BFD packets
-    included, before they reach their class; a head drop reports
-    congestion, not an error (NET_XMIT_CN), so the rest is sent."""
+    Under load BFD also needs room in ovs-vswitchd's send socket
+    (scripts/vswitchd.py SendBuffer)."""
 
     def bwCmds(self, bw=None, **params):
         cmds, parent = super().bwCmds(bw=bw, **params)
         if bw and isinstance(self.node, OVSSwitch) and not (params.get('use_hfsc') or params.get('use_tbf')):
-            if not any(params.get(p) for p in ('delay', 'jitter', 'loss', 'max_queue_size')):  # netem's place
-                cmds += ['%s qdisc add dev %s parent 5:1 handle 10: ' + DATA_QDISC % DATA_QUEUE_PACKETS]
             cmds += ['%s class add dev %s parent 5:0 classid 5:2 htb rate 64kbit burst 15k quantum 1514',
                      # after a silent failure's black hole (faults.BLACKHOLE_PREF), which takes BFD too
                      '%s filter add dev %s parent 5:0 protocol ip prio ' + str(int(faults.BLACKHOLE_PREF) + 1)
@@ -594,6 +585,7 @@ class Fabric(MininetContext):
         self.ready_at = None  # when BFD was up and the controller ready
         self.daemon_settings = None  # scripts.vswitchd.DaemonSettings once applied
         self.host_group = None  # the hosts' HostCpuGroup once made
+        self.send_buffer = None  # scripts.vswitchd.SendBuffer once applied (shaped links)
         self.log_level = log_level
 
     def check(self):
@@ -651,6 +643,10 @@ class Fabric(MininetContext):
                      '(megaflows go stale across failures): scripts/vswitchd.py')
         self.daemon_settings = vswitchd.DaemonSettings(self.sites, exact_match=bool(self.bfd_ms))
         self.daemon_settings.apply()
+        if self.sites is faults.LOCAL and not vswitchd.uses_jemalloc():
+            progress('warning: this machine\'s ovs-vswitchd allocates with glibc\'s malloc and forwards about '
+                     'a third less (restart it: LD_PRELOAD=%s /usr/share/openvswitch/scripts/ovs-ctl '
+                     'restart; scripts/vswitchd.py)' % vswitchd.JEMALLOC)
         progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
             self.bfd_ms, len(self.model.switch_links()), bfd.detection_ms(self.bfd_ms))
             if self.bfd_ms else ''))
@@ -667,7 +663,24 @@ class Fabric(MininetContext):
         if self.controller and self.controller.ready_path:
             progress('waiting for the controller to program %d switches' % len(self.model.switches))
             self.controller.wait_ready(timeout)
+        if self.bw:
+            ports = sum(len(self.model.ports(switch.name)) for switch in self.model.switches)
+            size = vswitchd.send_buffer_bytes(ports)
+            progress('ovs-vswitchd\'s send socket: %d MiB of buffer, more than the queues of %d shaped '
+                     'ports hold (scripts/vswitchd.py SendBuffer)' % (size >> 20, ports))
+            self.send_buffer = vswitchd.SendBuffer(size)
+            self.send_buffer.apply(self.send_one_frame)
         self.ready_at = time.time()
+
+    def send_one_frame(self):
+        """Make the switches' daemon send one frame: a host's edge switch
+        sends it a frame of the local experimental ethertype, which the host
+        drops."""
+        host = self.model.hosts[0]
+        switch, port = self.model.host_attachment(host.name)
+        frame = host.mac.replace(':', '') + '020000000000' + '88b5' + '00' * 46
+        faults.run_command('ovs-ofctl', '-O', 'OpenFlow13', 'packet-out', switch,
+                           'in_port=controller packet=%s actions=output:%d' % (frame, ofport(port)))
 
     def stop_network(self):
         progress('stopping %s' % self.model.name)
@@ -679,6 +692,9 @@ class Fabric(MininetContext):
         if self.daemon_settings and self.ovs is None:  # private daemons end with the fabric
             self.daemon_settings.undo()
         self.daemon_settings = None
+        if self.send_buffer:
+            self.send_buffer.undo()
+        self.send_buffer = None
         if self.host_group:
             self.host_group.remove()  # after the network: it ended the hosts
         self.host_group = None

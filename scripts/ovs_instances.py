@@ -28,6 +28,7 @@ import subprocess
 import time
 
 from scripts.faults import run_command
+from scripts.vswitchd import JEMALLOC
 
 RUN_ROOT = '/run/dcfabric'
 NETNS_PREFIX = 'dcfovs'
@@ -130,7 +131,8 @@ class OvsInstance:
                                   '--remote=punix:%s/db.sock' % self.rundir, '--detach', '--pidfile',
                                   '--log-file'],
                  self.prefix() + ['ovs-vsctl', '--no-wait', 'init'],
-                 self.prefix() + ['ovs-vswitchd', self.db_remote(), '--detach', '--pidfile', '--log-file']]
+                 self.prefix() + ['env', 'LD_PRELOAD=' + JEMALLOC, 'ovs-vswitchd', self.db_remote(),
+                                  '--detach', '--pidfile', '--log-file']]
         for cmd in steps:
             result = subprocess.run(cmd, capture_output=True, text=True)
             if result.returncode != 0:

@@ -28,7 +28,8 @@ start)
     in_ns ovsdb-server "$DIR/conf.db" --remote="punix:$DIR/db.sock" --pidfile="$DIR/ovsdb-server.pid" \
         --detach --log-file="$DIR/ovsdb-server.log"
     in_ns ovs-vsctl --no-wait init
-    in_ns ovs-vswitchd "unix:$DIR/db.sock" --pidfile="$DIR/ovs-vswitchd.pid" --detach \
+    # jemalloc: scripts/vswitchd.py says why
+    in_ns env LD_PRELOAD=libjemalloc.so.2 ovs-vswitchd "unix:$DIR/db.sock" --pidfile="$DIR/ovs-vswitchd.pid" --detach \
         --log-file="$DIR/ovs-vswitchd.log"
     echo "private OVS running in $DIR (namespace $NS)" ;;
 exec)

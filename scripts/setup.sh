@@ -17,9 +17,10 @@ fi
 # topologies/mininet_topo.py (Kevin's model needs it); openssh-server and sudo:
 # Mininet's cluster edition reaches servers through them (--cluster).
 # socat: the controller relay of private Open vSwitch instances (scripts/ovs_instances.py).
+# libjemalloc2: ovs-vswitchd's allocator (scripts/vswitchd.py says why).
 APT_PACKAGES="openvswitch-switch mininet iperf3 iputils-ping ethtool iproute2
   procps psmisc net-tools fping curl python3 python3-venv python3-dev gcc g++ make
-  chromium chromium-driver prometheus python3-networkx openssh-server sudo socat"
+  chromium chromium-driver prometheus python3-networkx openssh-server sudo socat libjemalloc2"
 missing=$(for p in $APT_PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
   grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
@@ -51,8 +52,13 @@ $PY -m controller.letflow.build
 
 # Open vSwitch in userspace mode: ovs-ctl skips the missing kernel module.
 if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
-  echo "== ovs: starting ovsdb-server and ovs-vswitchd"
-  /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random >/dev/null 2>&1 || true
+  echo "== ovs: starting ovsdb-server and ovs-vswitchd (with jemalloc)"
+  LD_PRELOAD=libjemalloc.so.2 /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random >/dev/null 2>&1 || true
   ovs-vsctl --timeout=10 show >/dev/null || { echo "setup.sh: Open vSwitch did not start" >&2; exit 1; }
+fi
+if ! grep -q libjemalloc "/proc/$(cat /run/openvswitch/ovs-vswitchd.pid)/maps"; then
+  echo "== note: ovs-vswitchd was already running, with glibc's malloc; restart it as" \
+       "'LD_PRELOAD=libjemalloc.so.2 /usr/share/openvswitch/scripts/ovs-ctl restart' for the" \
+       "README's throughput (scripts/vswitchd.py)"
 fi
 echo "== ready: $($PY --version), $(ovs-vsctl --version | head -1)"

@@ -13,10 +13,6 @@ import re
 import subprocess
 import time
 
-# A shaped switch interface's data queue (scripts/fabric.py ShapedIntf says
-# why from the head), given its length in packets
-DATA_QDISC = 'pfifo_head_drop limit %d'
-
 # What fping -a writes to stderr about targets it could not reach; anything
 # else there is fping (or the exec of fping) failing.
 _FPING_TARGET_REPORT = re.compile(r'^(ICMP .* for ICMP Echo sent to |\S+ : duplicate for \[)')
@@ -203,10 +199,9 @@ def limit_queues(net, packets):
     of the device's 1000-packet default: at a few Mbit/s that default holds
     seconds of data, and ACKs of a flow queued behind another flow's data
     distort TCP far more than any routing scheme. Shallow buffers are also
-    what datacenter switches have. Switches' queues drop from the head, as
-    ``ShapedIntf`` makes them (why: there)."""
+    what datacenter switches have."""
     for node in net.hosts + net.switches:
-        qdisc = (DATA_QDISC if node in net.switches else 'pfifo limit %d') % packets
         for intf in node.intfList():
             if intf.name != 'lo':
-                node.cmd('tc qdisc replace dev %s parent 5:1 handle 10: %s' % (intf.name, qdisc))
+                node.cmd('tc qdisc replace dev %s parent 5:1 handle 10: pfifo limit %d'
+                         % (intf.name, packets))

@@ -32,6 +32,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
+from scripts.vswitchd import JEMALLOC
+
 SUBNET = '192.168.250'
 HEAD_HOST = 1
 FIRST_SERVER_HOST = 11
@@ -123,7 +125,8 @@ def _server_setup(address, spec, keydir):
                   'ovs-vsctl --no-wait init',
                   *['ovs-vsctl --no-wait set Open_vSwitch . other_config:%s=%s' % kv
                     for kv in spec.other_config],
-                  'nice -n -10 ovs-vswitchd --pidfile --detach --log-file=/run/openvswitch/ovs-vswitchd.log']
+                  'nice -n -10 env LD_PRELOAD=%s ovs-vswitchd --pidfile --detach '
+                  '--log-file=/run/openvswitch/ovs-vswitchd.log' % JEMALLOC]  # why: scripts/vswitchd.py
     if spec.sshd:
         lines += ['cp %s/host_key %s/id.pub /run/dcfcl/' % (keydir, keydir),
                   "printf '%s' > /run/dcfcl/sshd_config" % '\\n'.join([

@@ -3,6 +3,7 @@ userspace OVS, links shaped with HTB): two large flows that collide on the
 two-level path are moved onto disjoint cores and together carry more than
 one link could. Also the REST state view and a bad scheme at start."""
 import json
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -11,7 +12,7 @@ import pytest
 
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
-from scripts import traffic
+from scripts import traffic, vswitchd
 from scripts.fattree.bisection_measure import measure
 from scripts.fabric import Controller, Fabric, SetupError
 from tests.conftest import free_port
@@ -25,15 +26,30 @@ PREFIX = 'fs'  # Mininet names of its own: other fat-tree emulations may run bes
 FLOWS = [('h0_0_2', 'h1_0_2'), ('h0_0_3', 'h2_1_2')]
 
 
+def daemon_sndbuf():
+    """SO_SNDBUF of this machine's ovs-vswitchd's send socket, None before
+    it has one (a daemon that has sent nothing yet)."""
+    with open(vswitchd.MACHINE_DAEMON_PID) as pid_file:
+        pid = int(pid_file.read())
+    fd = vswitchd.send_socket_fd(pid)
+    if fd is None:
+        return None
+    with vswitchd.daemon_socket(pid, fd) as sock:
+        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+
+
 @pytest.fixture(scope='module')
 def fabric(require_ovs):
     topo = FatTree(4)
+    with open('/proc/sys/net/core/wmem_default') as default:
+        sndbuf_before = daemon_sndbuf() or int(default.read())
     with Fabric(renamed(topo, PREFIX), 'controller.fattree.app',
                 {'k': 4, 'scheme': 'scheduler', 'link_mbps': BW}, ofp_port=free_port(),
                 rest_port=free_port(), bw=BW) as running:
         traffic.wait_all_pairs(running.net, [PREFIX + h for pair in FLOWS for h in pair],
                                progress=lambda m: None)
         yield topo, running
+    assert daemon_sndbuf() == sndbuf_before  # the shared daemon as it was
 
 
 def rest(fabric, path):
@@ -77,15 +93,18 @@ def test_colliding_large_flows_are_moved_to_disjoint_cores_at_link_rate(fabric):
     assert min(rates) > 0.7 * alone and sum(rates) > 1.5 * alone, (alone, rates)
 
 
-def test_shaped_switch_ports_queue_bfd_apart_and_drop_data_from_the_head(fabric):
+def test_shaped_switch_ports_queue_bfd_apart(fabric):
     _, running = fabric
     for node, intf in ((PREFIX + 'e0_0', PREFIX + 'e0_0-eth3'), (PREFIX + 'h0_0_2', PREFIX + 'h0_0_2-eth0')):
-        show = running.net.get(node).cmd('tc qdisc show dev %s; tc class show dev %s' % (intf, intf))
-        if node.startswith(PREFIX + 'e'):
-            assert 'qdisc pfifo_head_drop 10: parent 5:1 limit 1000p' in show, show
-            assert 'class htb 5:2 root' in show, show
-        else:  # a host's own queue stays the device default
-            assert 'pfifo_head_drop' not in show and '5:2' not in show, show
+        classes = running.net.get(node).cmd('tc class show dev %s' % intf)
+        assert 'class htb 5:1 root' in classes, classes
+        assert ('class htb 5:2 root' in classes) == node.startswith(PREFIX + 'e'), classes
+
+
+def test_the_daemons_send_socket_outgrows_the_shaped_queues_until_the_end(fabric):
+    _, running = fabric
+    assert daemon_sndbuf() == 2 * running.send_buffer.size  # the kernel doubles what it is given
+    assert running.send_buffer.size > 80 * 1000 * 1514  # every switch port's queue full
 
 
 def test_rest_state_view_sections_and_errors(fabric):

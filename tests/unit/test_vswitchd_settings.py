@@ -1,8 +1,11 @@
 """A fabric's settings on its servers' ovs-vswitchd: what apply() changes,
-undo() puts back exactly, server by server."""
+undo() puts back exactly, server by server; the daemon's send socket."""
 import subprocess
 
-from scripts.vswitchd import DaemonSettings
+import pytest
+
+from scripts.faults import FaultError
+from scripts.vswitchd import DATA_QUEUE_PACKETS, DaemonSettings, send_buffer_bytes, send_socket_inode
 
 
 class FakeSites:
@@ -40,3 +43,25 @@ def test_megaflows_stay_as_they_are_without_exact_match():
     sites.megaflows['s1'] = False
     settings.undo()
     assert sites.megaflows == {'s1': False}
+
+
+PACKET_TABLE = '''sk               RefCnt Type Proto  Iface R Rmem   User   Inode
+00000000cad8efe6 2      3    0000   0     0 0      0      297773505
+00000000aa000001 3      3    0003   14    1 0      0      297773600
+00000000aa000002 2      3    0000   0     0 0      0      100
+00000000aa000003 2      2    0000   0     0 0      0      297773700
+'''
+
+
+def test_the_send_socket_is_the_daemons_unbound_raw_one():
+    # 297773600 is bound (a port's receive socket), 297773700 a datagram
+    # socket, 100 another process's unbound raw socket in the same namespace
+    assert send_socket_inode(PACKET_TABLE, {297773505, 297773600, 297773700}) == 297773505
+    assert send_socket_inode(PACKET_TABLE, {297773600}) is None  # not sent anything yet
+    with pytest.raises(FaultError, match='2 unbound packet sockets'):
+        send_socket_inode(PACKET_TABLE, {297773505, 100})
+
+
+def test_send_buffer_outgrows_every_port_queue_within_the_kernels_limit():
+    assert send_buffer_bytes(80) == 80 * DATA_QUEUE_PACKETS * 4096
+    assert send_buffer_bytes(100000) == (2 ** 31 - 1) // 2
