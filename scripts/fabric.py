@@ -644,7 +644,7 @@ class Fabric(MininetContext):
         self.daemon_settings = vswitchd.DaemonSettings(self.sites, exact_match=bool(self.bfd_ms))
         self.daemon_settings.apply()
         if self.sites is faults.LOCAL and not vswitchd.uses_jemalloc():
-            progress('warning: this machine\'s ovs-vswitchd allocates with glibc\'s malloc and forwards about '
+            progress('warning: ovs-vswitchd allocates with glibc\'s malloc and forwards about '
                      'a third less (restart it: LD_PRELOAD=%s /usr/share/openvswitch/scripts/ovs-ctl '
                      'restart; scripts/vswitchd.py)' % vswitchd.JEMALLOC)
         progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (

@@ -38,7 +38,14 @@ from scripts.faults import FaultError
 
 APPCTL = ('ovs-appctl', '--timeout=10')
 JEMALLOC = 'libjemalloc.so.2'  # Debian's libjemalloc2, as LD_PRELOAD finds it
-MACHINE_DAEMON_PID = '/run/openvswitch/ovs-vswitchd.pid'  # this machine's own ovs-vswitchd
+
+
+def daemon_pid_path():
+    """The pid file of the ovs-vswitchd that ovs-vsctl (and so Mininet)
+    talks to here: this machine's, or a private one's ($OVS_RUNDIR,
+    scripts/private_ovs.sh)."""
+    return os.path.join(os.environ.get('OVS_RUNDIR', '/run/openvswitch'), 'ovs-vswitchd.pid')
+
 
 
 class DaemonSettings:
@@ -82,9 +89,9 @@ class SendBuffer:
     Linux 5.6); it exists once the daemon has sent a packet, so ``apply``
     takes a callable that makes it send one."""
 
-    def __init__(self, size, pid_path=MACHINE_DAEMON_PID):
+    def __init__(self, size, pid_path=None):
         self.size = size
-        self.pid_path = pid_path
+        self.pid_path = pid_path or daemon_pid_path()
         self.before = None  # (pid, socket inode, SO_SNDBUF) before apply()
 
     def apply(self, make_daemon_send, timeout=5):
@@ -181,7 +188,7 @@ def daemon_socket(pid, fd):
         sock.close()  # our copy only
 
 
-def uses_jemalloc(pid_path=MACHINE_DAEMON_PID):
-    """Whether the daemon of ``pid_path`` has jemalloc loaded."""
-    with open(pid_path) as pid_file, open('/proc/%d/maps' % int(pid_file.read())) as maps:
+def uses_jemalloc():
+    """Whether the ovs-vswitchd of ``daemon_pid_path`` has jemalloc loaded."""
+    with open(daemon_pid_path()) as pid_file, open('/proc/%d/maps' % int(pid_file.read())) as maps:
         return any('libjemalloc' in line for line in maps)
