@@ -7,8 +7,10 @@ machine's cores. A fixed 100 ms grows with k^3 (k=8: 5,120 packets/s, k=16:
 ~41,000/s), so the interval is chosen to keep the whole fabric within
 ``BUDGET_PPS``, never below ``FLOOR_MS``: the lowest interval that had no
 false detection on a k=4 fat-tree idle and under full load when it was
-chosen (scripts/fattree/bfd_floor.py). Measured again since, every
-interval from 50 to 100 ms failed falsely under load, none idle (README).
+chosen (scripts/fattree/bfd_floor.py). Measured again with ovs-vswitchd's
+send buffer raised on shaped fabrics (scripts/vswitchd.py SendBuffer),
+50, 70 and 100 ms all held idle and under load on shaped links (README);
+the floor stays where every k=4 measurement of the project was made.
 Detection takes ``MULT`` missed intervals.
 """
 import math
