@@ -61,6 +61,8 @@ class HostCpuGroup:
                 self.unavailable.append(server)
                 continue
             for stale in self._run(server, STALE.format(root=self.root, prefix=NAME_PREFIX)).split():
+                if stale == self.name:
+                    continue  # ours, made on a server that shares this kernel but not our pids
                 self._remove(server, stale)
                 self.stale_removed += 1
             self._run(server, 'mkdir -p %s/%s' % (self.root, self.name))

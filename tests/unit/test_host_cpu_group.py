@@ -77,3 +77,17 @@ def test_groups_of_ended_runs_are_removed_and_running_ones_kept(tmp_path):
     group.make()
     assert group.stale_removed == 1
     assert not stale.exists() and running.is_dir()
+
+
+def test_servers_sharing_one_hierarchy_keep_the_group_made_for_the_first(tmp_path):
+    """Container servers share this kernel's cgroups but not its pids: our
+    own group looks stale from the second server and must stay."""
+    class SharedSites(DirSites):
+        def run(self, server, *cmd, check=True):
+            return super().run('shared', *cmd, check=check)
+    sites = SharedSites(tmp_path, ['shared'])
+    sites._servers = ['s1', 's2']
+    group = HostCpuGroup(sites, root=str(tmp_path / 'ROOT'), pid=dead_pid())
+    group.make()
+    assert group.stale_removed == 0 and group.made_on == ['s1', 's2']
+    assert (tmp_path / 'shared' / group.name).is_dir()
