@@ -74,6 +74,9 @@ def link_is_up(rest_port, a, b):
     return next(r['up'] for r in rows if {r['a'], r['b']} == {a, b})
 
 
+RULES_SETTLE_S = 30  # after a recovery, for every switch's rules to be as computed
+
+
 def silent_failure_detection(topo, rest_port, a, b, sites, poll_s, timeout=60):
     """Seconds from black-holing link a-b until the controller holds it failed,
     and from undoing it until the controller holds it up again (None if not
@@ -160,14 +163,24 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
                 row['silent_failure_error'] = str(error)
             if 'silent_failure_error' in row:
                 progress('k=%d: %s' % (k, row['silent_failure_error']))
-        roles = {}
+        roles = {switch.role: set() for switch in topo.switches}
+        counts = {switch.name: rule_counts(topo, tables[switch.name]) for switch in topo.switches}
         for switch in topo.switches:
-            counts = rule_counts(topo, tables[switch.name])
-            installed = installed_rule_count(switch.name, fabric.sites)
-            if installed != sum(counts):  # recorded: the rest of the row is still measured
-                row.setdefault('rules_not_as_computed', []).append('%s: %d installed, %d computed' % (
-                    switch.name, installed, sum(counts)))
-            roles.setdefault(switch.role, set()).add(counts)
+            roles[switch.role].add(counts[switch.name])
+        # the recovery's differences may still be on their way when the controller
+        # already holds the link up (k=16: 16 switches to update): wait for them
+        deadline = time.time() + RULES_SETTLE_S
+        differing = [s.name for s in topo.switches]
+        while differing:
+            installed = {name: installed_rule_count(name, fabric.sites) for name in differing}
+            differing = [name for name in differing if installed[name] != sum(counts[name])]
+            if not differing or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        for name in differing:  # recorded: the rest of the row is still measured
+            row.setdefault('rules_not_as_computed', []).append(
+                '%s: %d installed, %d computed %d s after the recovery'
+                % (name, installed[name], sum(counts[name]), RULES_SETTLE_S))
         row['rules'] = {role: [{'prefix': p, 'suffix': s, 'housekeeping': h, 'total': p + s + h}
                                for p, s, h in sorted(counts)] for role, counts in roles.items()}
     finally:
