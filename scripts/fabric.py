@@ -645,7 +645,7 @@ class Fabric(MininetContext):
         self.daemon_settings.apply()
         if self.sites is faults.LOCAL and not vswitchd.uses_jemalloc():
             progress('warning: ovs-vswitchd allocates with glibc\'s malloc and forwards about '
-                     'a third less (restart it: LD_PRELOAD=%s /usr/share/openvswitch/scripts/ovs-ctl '
+                     'a quarter less (restart it: LD_PRELOAD=%s /usr/share/openvswitch/scripts/ovs-ctl '
                      'restart; scripts/vswitchd.py)' % vswitchd.JEMALLOC)
         progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
             self.bfd_ms, len(self.model.switch_links()), bfd.detection_ms(self.bfd_ms))
