@@ -3,7 +3,7 @@ groups of ended runs swept, removed at the end (in a directory standing in
 for the cpu cgroup hierarchy)."""
 import subprocess
 
-from scripts.host_cpu_group import HostCpuGroup, group_name
+from scripts.host_cpu_group import HOSTS_CPU_SHARES, HostCpuGroup, group_name
 
 
 class DirSites:
@@ -26,8 +26,10 @@ class DirSites:
     def run(self, server, *cmd, check=True):
         assert cmd[:2] == ('sh', '-c')
         self.ran_on.append(server)
-        # every server's root is tmp_path/<server>: the group's commands name {root}
+        # every server's root is tmp_path/<server>: the group's commands name {root};
+        # cgroupfs removes a group's files with it, a plain directory needs rm -r
         script = cmd[2].replace(str(self.tmp_path / 'ROOT'), str(self.tmp_path / server))
+        script = script.replace('rmdir ', 'rm -r ')
         return subprocess.run(['sh', '-c', script], capture_output=True, text=True, check=check)
 
 
@@ -44,6 +46,7 @@ def test_made_on_every_server_and_removed_at_the_end(tmp_path):
     assert group.make() == group_name(4242) == 'dcfabrichosts4242'
     assert (tmp_path / 's1' / 'dcfabrichosts4242').is_dir()
     assert (tmp_path / 's2' / 'dcfabrichosts4242').is_dir()
+    assert (tmp_path / 's1' / 'dcfabrichosts4242' / 'cpu.shares').read_text() == '%d\n' % HOSTS_CPU_SHARES
     assert group.unavailable == [] and group.stale_removed == 0
     group.remove()
     assert not (tmp_path / 's1' / 'dcfabrichosts4242').exists()
