@@ -27,12 +27,13 @@ import os
 
 # cgroup v1's cpu hierarchy (where mnexec -g adds a process)
 CPU_CGROUPS = '/sys/fs/cgroup/cpu'
-# The hosts' weight together: a quarter of a daemon's (1024, a cgroup's
-# default cpu.shares and an autogroup's weight at nice 0). k=8 on two private
-# daemons, one run each: at 1024 335 Mbit/s, the daemons at 68/67% of a core,
-# 20 BFD false failures, ready 18.6 s after start; at 256 458 Mbit/s, 80/78%,
-# 2, 5.7 s; at 32 403 Mbit/s and the hosts' pings took 24 s instead of 4.
-HOSTS_CPU_SHARES = 256
+# The hosts' weight together: one daemon's (1024, a cgroup's default
+# cpu.shares and an autogroup's weight at nice 0). Less was tried: at 256 k=4
+# on this machine's daemon carried 400 Mbit/s instead of 574 (3 runs each; at
+# k=4 the daemon is not saturated and the hosts' own CPU limits them), k=16
+# was ready in 49.4 s instead of 33.6 and reached its pairs in 40.6 s instead
+# of 17.6; only k=8 on two daemons looked better in one run (458 against 335).
+HOSTS_CPU_SHARES = 1024
 # mnexec -g takes letters and digits only; the pid of the process that made it
 NAME_PREFIX = 'dcfabrichosts'
 # kill what is left in a group, then remove it (processes take a moment to leave)
