@@ -31,8 +31,9 @@ CPU_CGROUPS = '/sys/fs/cgroup/cpu'
 # cpu.shares and an autogroup's weight at nice 0). Less was tried: at 256 k=4
 # on this machine's daemon carried 400 Mbit/s instead of 574 (3 runs each; at
 # k=4 the daemon is not saturated and the hosts' own CPU limits them), k=16
-# was ready in 49.4 s instead of 33.6 and reached its pairs in 40.6 s instead
-# of 17.6; only k=8 on two daemons looked better in one run (458 against 335).
+# was ready in 49.4 s and reached its pairs in 40.6 s (33.6-41.5 s and
+# 16.3-22.0 s in three runs at 1024); only k=8 on two daemons looked better in
+# one run (458 against 335).
 HOSTS_CPU_SHARES = 1024
 # mnexec -g takes letters and digits only; the pid of the process that made it
 NAME_PREFIX = 'dcfabrichosts'
