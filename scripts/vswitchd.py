@@ -47,6 +47,12 @@ def daemon_pid_path():
     return os.path.join(os.environ.get('OVS_RUNDIR', '/run/openvswitch'), 'ovs-vswitchd.pid')
 
 
+def daemon_pid():
+    """The pid of the ovs-vswitchd of ``daemon_pid_path``."""
+    with open(daemon_pid_path()) as pid_file:
+        return int(pid_file.read())
+
+
 
 class DaemonSettings:
     """``apply`` sets the fabric's settings on the daemon of every one of
@@ -89,14 +95,12 @@ class SendBuffer:
     Linux 5.6); it exists once the daemon has sent a packet, so ``apply``
     takes a callable that makes it send one."""
 
-    def __init__(self, size, pid_path=None):
+    def __init__(self, size):
         self.size = size
-        self.pid_path = pid_path or daemon_pid_path()
-        self.before = None  # (pid, socket inode, SO_SNDBUF) before apply()
+        self.before = None  # (daemon pid, its socket's fd, SO_SNDBUF) before apply()
 
     def apply(self, make_daemon_send, timeout=5):
-        with open(self.pid_path) as pid_file:
-            pid = int(pid_file.read())
+        pid = daemon_pid()
         deadline = time.time() + timeout
         fd = send_socket_fd(pid)
         if fd is None:
@@ -190,5 +194,5 @@ def daemon_socket(pid, fd):
 
 def uses_jemalloc():
     """Whether the ovs-vswitchd of ``daemon_pid_path`` has jemalloc loaded."""
-    with open(daemon_pid_path()) as pid_file, open('/proc/%d/maps' % int(pid_file.read())) as maps:
+    with open('/proc/%d/maps' % daemon_pid()) as maps:
         return any('libjemalloc' in line for line in maps)

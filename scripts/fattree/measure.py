@@ -27,7 +27,7 @@ from controller.fattree import APP, READY_PATH
 from controller.fattree.failover import link_key, tables_with_failures
 from controller.fattree.pipeline import compile_table, rule_counts
 from controller.fattree.twolevel import all_tables
-from scripts import bfd, faults, ovs_instances, ovsdb, traffic
+from scripts import bfd, faults, ovs_instances, ovsdb, traffic, vswitchd
 from scripts.fabric import Fabric, NetdevOVSSwitch, check_fits, progress
 from scripts.argtypes import fattree_k
 from topologies.fattree import FatTree
@@ -63,8 +63,7 @@ def ovs_vswitchd_pids(fabric):
     """The fabric's ovs-vswitchd: its private instances', or the machine's."""
     if fabric.ovs:
         return [instance.pid('ovs-vswitchd') for instance in fabric.ovs.instances]
-    with open('/var/run/openvswitch/ovs-vswitchd.pid') as pid_file:
-        return [int(pid_file.read())]
+    return [vswitchd.daemon_pid()]
 
 
 def link_is_up(rest_port, a, b):

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from scripts import traffic
+from scripts import traffic, vswitchd
 from scripts.fabric import Fabric
 from scripts.host_cpu_group import HOSTS_CPU_SHARES
 from tests.conftest import free_port
@@ -52,7 +52,7 @@ def test_every_host_process_is_in_the_hosts_cpu_group(k4):
     assert cpu_cgroup(sleeper.pid) == group
     with open('/sys/fs/cgroup/cpu%s/cpu.shares' % group) as shares:
         assert int(shares.read()) == HOSTS_CPU_SHARES
-    daemon = int(open('/run/openvswitch/ovs-vswitchd.pid').read())
+    daemon = vswitchd.daemon_pid()
     assert cpu_cgroup(daemon) == '/'  # switches and controller beside the hosts, not in their group
     assert cpu_cgroup(fabric.controller.process.pid) == '/'
 

@@ -29,8 +29,7 @@ FLOWS = [('h0_0_2', 'h1_0_2'), ('h0_0_3', 'h2_1_2')]
 def daemon_sndbuf():
     """SO_SNDBUF of this machine's ovs-vswitchd's send socket, None before
     it has one (a daemon that has sent nothing yet)."""
-    with open(vswitchd.daemon_pid_path()) as pid_file:
-        pid = int(pid_file.read())
+    pid = vswitchd.daemon_pid()
     fd = vswitchd.send_socket_fd(pid)
     if fd is None:
         return None
