@@ -37,6 +37,9 @@ import time
 from scripts.faults import FaultError
 
 APPCTL = ('ovs-appctl', '--timeout=10')
+# at teardown the daemon may still be dropping the fabric's ports (k=8: about
+# 10 s, and a 10 s ovs-appctl timed out once in a full suite)
+APPCTL_AFTER_TEARDOWN = ('ovs-appctl', '--timeout=120')
 JEMALLOC = 'libjemalloc.so.2'  # Debian's libjemalloc2, as LD_PRELOAD finds it
 
 
@@ -71,7 +74,7 @@ class DaemonSettings:
 
     def undo(self):
         for server in self.megaflows_were_on:
-            self.sites.run(server, *APPCTL, 'upcall/enable-megaflows')
+            self.sites.run(server, *APPCTL_AFTER_TEARDOWN, 'upcall/enable-megaflows')
         self.megaflows_were_on = []
 
 
