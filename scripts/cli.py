@@ -15,6 +15,16 @@ experiments and print routing state.
                                 Kevin de Bruijn fabric + its controller, Mininet CLI
   dcfabric kevin tables [--n 8 --k-s 2] [--da 011:100]
                                 Kevin's greedy LPM tables, sizes vs the bound
+  dcfabric kevin experiment emulation|model|report ...
+                                Kevin's emulated and model experiments
+  dcfabric nbridge leaf-fault|alltoall ...
+                                K-ary N-Bridge: leaf-fault experiment, AlltoAll checker
+  dcfabric letflow run|build ...
+                                LetFlow on ns-3 and the Markov model
+  dcfabric p4 fabric ...        P4 data planes on bmv2 in Mininet
+  dcfabric measure NAME ...     the benchmarks and model checks (dcfabric measure --help)
+
+Each experiment takes --help; ``python -m MODULE`` runs the same command.
 """
 import argparse
 import json
@@ -22,8 +32,9 @@ import sys
 import time
 
 from controller.fattree import APP as FATTREE_APP, READY_PATH
-from controller.fattree.scheme_params import SCHEME_NAMES
-from scripts import bfd, ovs_instances
+from controller.fattree.scheme_parameters import SCHEME_NAMES
+from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
+from scripts.emulator.ovs import instances as ovs_instances
 from scripts.argtypes import fattree_k as _k, non_negative_int, positive as _positive
 from topologies.fattree import FatTree, fattree_size
 
@@ -62,7 +73,7 @@ def _params(args):
 
 def ovs_instance_count(args, topo):
     """--ovs-instances, or by default by the fabric's switch ports
-    (scripts/ovs_instances.py); the machine's own Open vSwitch when shaped
+    (scripts/emulator/ovs/instances.py); the machine's own Open vSwitch when shaped
     or spread over servers."""
     if args.ovs_instances is not None:
         if args.cluster and args.ovs_instances > 1:
@@ -77,15 +88,16 @@ def ovs_instance_count(args, topo):
 def bfd_interval(args, topo, daemons):
     """--bfd-ms, or by default the interval that fits the BFD packet budget,
     BFD off when one of ``daemons`` ovs-vswitchd would hold too many sessions
-    (scripts.bfd)."""
+    (scripts.emulator.bfd)."""
     if args.bfd_ms is None:
-        return bfd.default_interval(len(topo.switch_links()), daemons)
+        return bfd_policy.default_interval(len(topo.switch_links()), daemons)
     return args.bfd_ms or None
 
 
 def _fabric(args, **kwargs):
-    from scripts.cluster.cli import fabric_class
-    from scripts.fabric import Fabric, check_fits, check_memory
+    from scripts.cluster.options import fabric_class
+    from scripts.emulator.fabric import Fabric
+    from scripts.emulator.machine_checks import check_fits, check_memory
     if not args.cluster:  # spread over servers, the fabric's memory is theirs
         switches, hosts, switch_ports = fattree_size(args.k)
         check_memory('fattree(k=%d)' % args.k, switches + hosts, switch_ports)
@@ -100,8 +112,8 @@ def _fabric(args, **kwargs):
 
 
 def cmd_fault(args):
-    from scripts import faults
-    from scripts.cluster.cli import switch_sites
+    from scripts.emulator import faults
+    from scripts.cluster.options import switch_sites
     topo = FatTree(args.k)
     sites = switch_sites(args, topo)
     if len(args.names) != (2 if args.target == 'link' else 1):
@@ -117,12 +129,12 @@ def cmd_fault(args):
 
 
 def cmd_links(args):
-    from scripts import faults
-    from scripts.cluster.cli import switch_sites
+    from scripts.emulator import faults
+    from scripts.cluster.options import switch_sites
     from topologies.mininet_topo import interface_name
     topo = FatTree(args.k)
     sites = switch_sites(args, topo)
-    bfd = faults.bfd_states(topo, sites)
+    bfd = bfd_sessions.states(topo, sites)
     print('%-8s %-8s %-14s %-14s' % ('a', 'b', 'carrier a/b', 'bfd a/b'))
     for link in topo.switch_links():
         ends = [interface_name(topo, link.node_a, link.port_a), interface_name(topo, link.node_b, link.port_b)]
@@ -147,7 +159,7 @@ def cmd_cli(args):
 
 
 def cmd_run(args):
-    from scripts import traffic
+    from scripts.emulator import traffic
     fabric = _fabric(args)  # checks size and memory before the model is used
     topo = fabric.model
     hosts = [h.name for h in topo.hosts]
@@ -176,8 +188,65 @@ def cmd_run(args):
           % (args.k, len(pairs), len(pairs), '' if args.pairs_sample is None else 'sampled ', mbps))
 
 
+# Experiments with command lines of their own, reached through dcfabric:
+# {command: {name: (module with main(argv), what it does)}}.
+EXPERIMENTS = {
+    'nbridge': {
+        'leaf-fault': ('scripts.nbridge.leaf_fault', 'leaf-switch shield/recover on an emulated N-Bridge '
+                                                     '(seed 003, section 5)'),
+        'alltoall': ('scripts.nbridge.alltoall', 'the AlltoAll connectivity checker (run in the hosts)'),
+    },
+    'letflow': {
+        'run': ('scripts.letflow.ns3_experiments', 'LetFlow on ns-3 and the section 4.2 Markov model'),
+        'build': ('scripts.letflow.ns3.build', 'compile the ns-3 simulator (setup does this)'),
+    },
+    'p4': {
+        'fabric': ('scripts.p4.bmv2_fabric', 'the P4 programs on bmv2 switches in Mininet'),
+    },
+    'measure': {
+        'startup': ('scripts.fattree.measure', 'fat-tree start-up, readiness, teardown, failure detection, '
+                                               'model timing'),
+        'startup-report': ('scripts.fattree.startup_report', 'the start-up table from its JSON'),
+        'cluster': ('scripts.cluster.measure', "throughput and start-up on this machine's OVS, private "
+                                               'daemons and container servers'),
+        'bfd-defaults': ('scripts.fattree.bfd_defaults', 'the BFD interval each k gets (pure)'),
+        'bfd-floor': ('scripts.fattree.bfd_floor', 'the lowest BFD interval without false detection'),
+        'outages': ('scripts.fattree.outages', 'outages per failure class, probe streams'),
+        'hitless': ('scripts.fattree.hitless', 'loss caused by routing updates themselves'),
+        'failure-check': ('scripts.fattree.failure_check', 'model check: every connected pair routed '
+                                                           'under failure sets'),
+        'classifier-difference': ('scripts.fattree.classifier_difference',
+                                  'classifier minus two-level routing from bisection runs'),
+        'classifier-placement': ('scripts.fattree.classifier_placement',
+                                 'the classifier against two-level routing in the fair-share model'),
+        'rearrangement': ('scripts.fattree.rearrangement', "what rearrangement adds to the scheduler's search"),
+        'ovs-port-cost': ('scripts.fattree.ovs_port_cost', 'what one ovs-vswitchd takes to add and remove ports'),
+        'view-cost': ('scripts.fattree.view_cost', 'what the live view and the metrics cost the controller'),
+    },
+}
+
+
+def run_experiment(args):
+    import importlib
+    module, _ = args.experiment
+    sys.exit(importlib.import_module(module).main(args.args))
+
+
+def add_experiments(sub, command, experiments, help):
+    """``dcfabric COMMAND NAME ARGS...``: ARGS go to NAME's own command line."""
+    parser = sub.add_parser(command, help=help, description=help,
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog='\n'.join('  %-22s %s (python -m %s)' % (name, what, module)
+                                             for name, (module, what) in experiments.items()))
+    names = parser.add_subparsers(dest='experiment_name', required=True, metavar='NAME')
+    for name, (module, what) in experiments.items():
+        p = names.add_parser(name, help=what, add_help=False)
+        p.add_argument('args', nargs=argparse.REMAINDER, help="NAME's own options (NAME --help lists them)")
+        p.set_defaults(func=run_experiment, experiment=(module, what))
+
+
 def build_parser():
-    from scripts.cluster.cli import add_arguments as add_cluster_arguments
+    from scripts.cluster.options import add_arguments as add_cluster_arguments
     parser = argparse.ArgumentParser(prog='dcfabric', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest='command', required=True)
@@ -198,7 +267,7 @@ def build_parser():
                             'default: the shortest interval, at least %d ms, that keeps the '
                             'fabric within %d BFD packets/s; off above %d sessions '
                             'per ovs-vswitchd, which it cannot keep up)'
-                            % (bfd.FLOOR_MS, bfd.BUDGET_PPS, bfd.MAX_SESSIONS))
+                            % (bfd_policy.FLOOR_MS, bfd_policy.BUDGET_PPS, bfd_policy.MAX_SESSIONS))
         p.add_argument('--ovs-instances', type=_positive(int), metavar='N',
                        help='spread the switches over N private Open vSwitch daemons, each in a '
                             'namespace of its own (default: one per %d switch ports, so 1 up to k=8 and '
@@ -251,8 +320,16 @@ def build_parser():
     p.set_defaults(func=cmd_bisection)
 
     p = sub.add_parser('kevin', help='Kevin de Bruijn fabric: Mininet CLI, greedy LPM tables')
-    from scripts.kevin.experiment import add_cli_arguments
-    add_cli_arguments(p)
+    from scripts.kevin.experiments_cli import add_cli_arguments
+    kevin = add_cli_arguments(p)
+    p = kevin.add_parser('experiment', help="Kevin's emulated and model experiments", add_help=False)
+    p.add_argument('args', nargs=argparse.REMAINDER)
+    p.set_defaults(func=run_experiment, experiment=('scripts.kevin.experiments_cli', 'Kevin experiments'))
+
+    add_experiments(sub, 'nbridge', EXPERIMENTS['nbridge'], 'K-ary N-Bridge experiments')
+    add_experiments(sub, 'letflow', EXPERIMENTS['letflow'], 'LetFlow on ns-3 and its Markov model')
+    add_experiments(sub, 'p4', EXPERIMENTS['p4'], 'P4 data planes on bmv2 (needs p4c and bmv2)')
+    add_experiments(sub, 'measure', EXPERIMENTS['measure'], 'benchmarks and model checks, each writing JSON/CSV')
 
     p = sub.add_parser('tables', help='print two-level tables and rule counts')
     p.add_argument('--k', type=_k, default=4)
@@ -263,8 +340,8 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from scripts.fabric import SetupError
-    from scripts.faults import FaultError
+    from scripts.emulator.errors import SetupError
+    from scripts.emulator.faults import FaultError
     from topologies.model import UnknownNodeError
     try:
         args.func(args)

@@ -16,8 +16,8 @@ fi
 # the metrics test's Prometheus server; python3-networkx: Debian's `mn` reading
 # topologies/mininet_topo.py (Kevin's model needs it); openssh-server and sudo:
 # Mininet's cluster edition reaches servers through them (--cluster).
-# socat: the controller relay of private Open vSwitch instances (scripts/ovs_instances.py).
-# libjemalloc2: ovs-vswitchd's allocator (scripts/vswitchd.py says why).
+# socat: the controller relay of private Open vSwitch instances (scripts/emulator/ovs/instances.py).
+# libjemalloc2: ovs-vswitchd's allocator (scripts/emulator/ovs/vswitchd.py says why).
 APT_PACKAGES="openvswitch-switch mininet iperf3 iputils-ping ethtool iproute2
   procps psmisc net-tools fping curl python3 python3-venv python3-dev gcc g++ make
   chromium chromium-driver prometheus python3-networkx openssh-server sudo socat libjemalloc2"
@@ -48,7 +48,7 @@ if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ setup.cfg -nt "$s
 fi
 
 # LetFlow's ns-3 load balancer (C++ against the ns3 wheel); rebuilds only when sources changed.
-$PY -m controller.letflow.build
+$PY -m scripts.letflow.ns3.build
 
 # Open vSwitch in userspace mode: ovs-ctl skips the missing kernel module.
 if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
@@ -59,6 +59,6 @@ fi
 if ! grep -q libjemalloc "/proc/$(cat /run/openvswitch/ovs-vswitchd.pid)/maps"; then
   echo "== note: ovs-vswitchd was already running, with glibc's malloc; restart it as" \
        "'LD_PRELOAD=libjemalloc.so.2 /usr/share/openvswitch/scripts/ovs-ctl restart' for the" \
-       "README's throughput (scripts/vswitchd.py)"
+       "README's throughput (scripts/emulator/ovs/vswitchd.py)"
 fi
 echo "== ready: $($PY --version), $(ovs-vsctl --version | head -1)"

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from scripts.ports import free_port  # noqa: F401 (tests import it from here)
+from scripts.emulator.ports import free_port  # noqa: F401 (tests import it from here)
 
 
 def ovs_ready():

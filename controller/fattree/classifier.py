@@ -11,7 +11,7 @@ seconds moves the fewest flows needed to even out its upward ports: between
 the most and the least loaded port, difference D, move the largest flow
 smaller than D; repeat a bounded number of times.
 
-Never below two-level routing (issue 17.2). The classifier refines the
+Never below two-level routing. The classifier refines the
 two-level tables, so it must not do worse than them. Its controller sees the
 whole fabric, so every rebalancing round models it: the flows above the
 tolerance (or not yet measured), on the paths their per-flow entries and the

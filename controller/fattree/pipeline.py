@@ -21,7 +21,7 @@ because table 2 is only reached through a non-terminating prefix.
 A suffix whose table lists failover ports outputs through a fast-failover
 group: its own port first, then the other usable up-ports in cyclic order,
 each bucket watching its port, so a switch repairs a dead up-link in the data
-plane before the controller hears of it (issue 4, "local repair first").
+plane before the controller hears of it (local repair first).
 """
 import zlib
 

@@ -1,6 +1,7 @@
-"""LetFlow (Vanini et al., NSDI 2017): workloads, the section 4.2 Markov
-model and the ns-3 packet simulator.
+"""LetFlow (Vanini et al., NSDI 2017): the flow-size workloads and the
+section 4.2 Markov model, as pure Python (numpy/scipy).
 
-The models are pure Python (numpy/scipy); the switch logic itself is C++ here
-(letflow_sim.cc, flowlet_table.h), built by build.py and driven by sim.py.
+The switch logic runs in the ns-3 packet simulator, which is LetFlow's
+experiment harness rather than a controller: scripts/letflow/ns3/ (C++
+sources, their build and the scenario runner).
 """

@@ -5,7 +5,7 @@ The fat-tree entries come from the same two-level tables
 (controller.fattree.twolevel) the OpenFlow pipeline is compiled from
 (controller.fattree.pipeline): one source of truth for both data planes.
 Ports in the commands are the model's OpenFlow ports (topologies.model.ofport),
-which the runner (scripts/p4/fabric.py) gives simple_switch as its port
+which the runner (scripts/p4/bmv2_fabric.py) gives simple_switch as its port
 numbers.
 """
 from dataclasses import dataclass

@@ -51,7 +51,7 @@ def _period(text):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog='controller.ryuapp.manager', description=__doc__.split('\n\n')[0])
-    parser.add_argument('app', help='Ryu app module, e.g. controller.fattree.app')
+    parser.add_argument('app', help='Ryu app module, e.g. controller.fattree.routing_app')
     parser.add_argument('--params', default='{}', help='fabric parameters as JSON')
     parser.add_argument('--listen', default='127.0.0.1', help='address to bind OpenFlow/REST to')
     parser.add_argument('--ofp-port', type=int, default=6653)

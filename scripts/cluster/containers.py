@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from scripts.vswitchd import JEMALLOC
+from scripts.emulator.ovs.vswitchd import JEMALLOC
 
 SUBNET = '192.168.250'
 HEAD_HOST = 1
@@ -115,7 +115,7 @@ def _own_hostname(name, hosts_file):
 def _server_setup(address, spec, keydir):
     """Shell commands run inside a server container once its veth is in."""
     lines = ['ip link set lo up', 'ip addr add %s/24 dev eth0' % address, 'ip link set eth0 up',
-             'ip link add ifb0 type ifb',  # silent failures redirect packets to ifb0 (scripts/faults.py)
+             'ip link add ifb0 type ifb',  # silent failures redirect packets to ifb0 (scripts/emulator/faults.py)
              'mkdir -p -m 755 /run/openvswitch /run/sshd /run/dcfcl']
     if spec.ovs:
         # the daemons at the priority Debian's service gives them (ovs-ctl: nice -10), as on a real server
@@ -126,7 +126,7 @@ def _server_setup(address, spec, keydir):
                   *['ovs-vsctl --no-wait set Open_vSwitch . other_config:%s=%s' % kv
                     for kv in spec.other_config],
                   'nice -n -10 env LD_PRELOAD=%s ovs-vswitchd --pidfile --detach '
-                  '--log-file=/run/openvswitch/ovs-vswitchd.log' % JEMALLOC]  # why: scripts/vswitchd.py
+                  '--log-file=/run/openvswitch/ovs-vswitchd.log' % JEMALLOC]  # why: scripts/emulator/ovs/vswitchd.py
     if spec.sshd:
         lines += ['cp %s/host_key %s/id.pub /run/dcfcl/' % (keydir, keydir),
                   "printf '%s' > /run/dcfcl/sshd_config" % '\\n'.join([

@@ -26,18 +26,20 @@ import statistics
 import time
 
 from controller.fattree import APP, READY_PATH
-from scripts import bfd, faults, traffic
+from scripts.emulator import faults, traffic
+from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
 from scripts.cluster.containers import ContainerServers, ServerSpec
 from scripts.cluster.net import ClusterFabric
 from scripts.cluster.sites import TUNNEL_KINDS
-from scripts.fabric import Fabric, progress
+from scripts.emulator.fabric import Fabric
+from scripts.emulator.progress import progress
 from scripts.fattree import patterns
-from scripts.ports import free_port
+from scripts.emulator.ports import free_port
 from topologies.fattree import FatTree, check_k
 
 LOCAL = 'local'
 CLK_TCK = os.sysconf('SC_CLK_TCK')
-# $OVS_RUNDIR: a private daemon's (scripts/ovs_instances.py) when its sites run the command
+# $OVS_RUNDIR: a private daemon's (scripts/emulator/ovs/instances.py) when its sites run the command
 VSWITCHD_TICKS = 'cut -d" " -f14,15 /proc/$(cat ${OVS_RUNDIR:-/run/openvswitch}/ovs-vswitchd.pid)/stat'
 KEY = ('k', 'servers', 'tunnel', 'ovs_config', 'ovs_instances')
 
@@ -58,13 +60,13 @@ def bfd_detection_s(topo, fabric, timeout=30):
     faults.fail_link(topo, link.node_a, link.node_b, silent=True, sites=fabric.sites)
     injected = time.time()
     try:
-        while {faults.bfd_states(topo, fabric.sites)[i] for i in ends} != {'down'}:
+        while {bfd_sessions.states(topo, fabric.sites)[i] for i in ends} != {'down'}:
             if time.time() - start > timeout:
                 raise RuntimeError('BFD did not detect the failure of %s-%s' % (link.node_a, link.node_b))
         return injected - start, time.time() - injected
     finally:
         faults.recover_link(topo, link.node_a, link.node_b, sites=fabric.sites)
-        faults.wait_bfd_up(topo, sites=fabric.sites)
+        bfd_sessions.wait_up(topo, sites=fabric.sites)
 
 
 def hosts_tx_offload_on(net):
@@ -84,14 +86,14 @@ def run_fabric(topo, fabric, began, seconds, seed, tso):
                                                    fabric.ready_at - began))
     reach_s = traffic.wait_all_pairs(fabric.net, hosts, deadline_s=300, progress=progress)
     pairs = patterns.seeded('random', topo, seed)
-    flaps = faults.bfd_flaps(topo, fabric.sites)
+    flaps = bfd_sessions.flaps(topo, fabric.sites)
     ticks = vswitchd_ticks(fabric)
     flow_started = time.time()
     reports = traffic.iperf3_flows(fabric.net, pairs, seconds, omit=1, server_wait_s=5.0)
     elapsed = time.time() - flow_started
     rates = [traffic.received_mbps(r) for r in reports]
     # down and up again count two: false failures under the load, halved
-    false_failures = (faults.bfd_flaps(topo, fabric.sites) - flaps) // 2
+    false_failures = (bfd_sessions.flaps(topo, fabric.sites) - flaps) // 2
     cpu = [round(100.0 * (now - before) / CLK_TCK / elapsed, 1)
            for before, now in zip(ticks, vswitchd_ticks(fabric))]
     tunnels = getattr(fabric, 'tunnels', [])
@@ -112,7 +114,7 @@ def measure(k, servers, seconds, seed, tunnel, ovs_config, ovs_instances=1):
     """One row: ``servers`` is LOCAL (on ``ovs_instances`` Open vSwitch
     daemons: 1 is the machine's own) or a number of container servers."""
     topo = FatTree(k)
-    interval = bfd.interval_for(len(topo.switch_links()))  # what `dcfabric run` uses
+    interval = bfd_policy.interval_for(len(topo.switch_links()))  # what `dcfabric run` uses
     row = {'k': k, 'servers': servers, 'tunnel': tunnel if servers not in (LOCAL, 1) else None,
            'ovs_config': ' '.join('%s=%s' % kv for kv in ovs_config),
            'ovs_instances': ovs_instances if servers == LOCAL else 1}

@@ -27,7 +27,10 @@ from mininet.node import OVSSwitch
 
 from scripts.cluster import sites
 from scripts.cluster.placement import cross_server_links, nodes_by_server, place_fattree
-from scripts.fabric import CpuGroupMixin, Fabric, SetupError, ShapedLink, UserOVSSwitch, progress
+from scripts.emulator.errors import SetupError
+from scripts.emulator.fabric import Fabric
+from scripts.emulator.mininet_classes import CpuGroupMixin, ShapedLink, UserOVSSwitch
+from scripts.emulator.progress import progress
 
 TUNNEL_MTU = 1450
 

@@ -1,6 +1,6 @@
 """Commands on the servers of a cluster, over ssh (no Mininet import).
 
-``ServerSites`` tells scripts/faults.py where each switch runs and runs its
+``ServerSites`` tells scripts/emulator/faults.py where each switch runs and runs its
 commands there, as root through ``sudo -n``; ``check_servers`` is the
 preflight that names the first server that cannot take part, before
 anything is started."""
@@ -10,7 +10,7 @@ import shlex
 import socket
 import subprocess
 
-from scripts.faults import FaultError
+from scripts.emulator.faults import FaultError
 
 # As Mininet's cluster edition does: ssh as the user who ran sudo, else as ourselves.
 SSH_USER = os.environ.get('SUDO_USER') or getpass.getuser()

@@ -1,7 +1,7 @@
 """The BFD a fat-tree gets by default, per k: the Open vSwitch instances its
-switches are spread over (scripts/ovs_instances.py), the sessions each
+switches are spread over (scripts/emulator/ovs/instances.py), the sessions each
 daemon runs, the interval within each daemon's packet budget
-(scripts/bfd.py) and the detection time. Pure computation, no root.
+(scripts/emulator/bfd.py) and the detection time. Pure computation, no root.
 
     python -m scripts.fattree.bfd_defaults [--k 4 6 8 16] [--out results/fattree]
 
@@ -11,7 +11,8 @@ import argparse
 import json
 import os
 
-from scripts import bfd, ovs_instances
+from scripts.emulator.bfd import policy as bfd_policy
+from scripts.emulator.ovs import instances as ovs_instances
 from scripts.argtypes import fattree_k
 from topologies.fattree import FatTree
 
@@ -25,11 +26,11 @@ def defaults(k):
         sessions[placement[link.node_a]] += 1
         sessions[placement[link.node_b]] += 1
     links = len(topo.switch_links())
-    interval = bfd.default_interval(links, daemons)
+    interval = bfd_policy.default_interval(links, daemons)
     return {'k': k, 'switch_links': links, 'ovs_instances': daemons, 'sessions_per_instance': max(sessions),
             'interval_ms': interval,
-            'bfd_packets_per_s': round(bfd.bfd_packets_per_s(links, interval)) if interval else 0,
-            'detection_ms': bfd.detection_ms(interval) if interval else None}
+            'bfd_packets_per_s': round(bfd_policy.bfd_packets_per_s(links, interval)) if interval else 0,
+            'detection_ms': bfd_policy.detection_ms(interval) if interval else None}
 
 
 def markdown(rows):

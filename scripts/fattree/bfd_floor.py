@@ -36,7 +36,7 @@ import statistics
 import time
 import urllib.request
 
-from scripts import bfd
+from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
 from scripts.argtypes import positive
 from topologies.fattree import FatTree
 
@@ -106,9 +106,9 @@ def live_changes(rest_port):
 def window(fabric, topo, name, seconds, pairs, progress):
     """False detections and CPU over one window: ``pairs`` sending iperf3
     flows for ``seconds``, or nothing (``pairs`` empty)."""
-    from scripts import faults, traffic
-    from scripts.cpu_sample import CpuSample
-    flaps, changes = faults.bfd_flaps(topo), live_changes(fabric.controller.rest_port)
+    from scripts.emulator import faults, traffic
+    from scripts.emulator.cpu_sample import CpuSample
+    flaps, changes = bfd_sessions.flaps(topo), live_changes(fabric.controller.rest_port)
     sample = CpuSample().start()
     row = {}
     if pairs:
@@ -125,7 +125,7 @@ def window(fabric, topo, name, seconds, pairs, progress):
         time.sleep(seconds)
     cpu = sample.stop()
     row.update({
-        name + '_ovs_flaps': faults.bfd_flaps(topo) - flaps,
+        name + '_ovs_flaps': bfd_sessions.flaps(topo) - flaps,
         name + '_controller_live_changes': live_changes(fabric.controller.rest_port) - changes,
         name + '_ovs_vswitchd_cpu_pct': cpu['ovs_vswitchd_cpu_pct'],
         name + '_cpu_busy_pct': cpu['cpu_busy_pct'],
@@ -142,17 +142,17 @@ def window(fabric, topo, name, seconds, pairs, progress):
 
 def measure(interval, bw, seconds, detections, seed, progress):
     from controller.fattree import APP, READY_PATH
-    from scripts import faults
-    from scripts.fabric import Fabric
+    from scripts.emulator import faults
+    from scripts.emulator.fabric import Fabric
     from scripts.fattree.measure import silent_failure_detection
     from scripts.fattree.patterns import seeded
-    from scripts.ports import free_port
+    from scripts.emulator.ports import free_port
     topo = FatTree(K)
     links = len(topo.switch_links())
     pairs = seeded('random', topo, seed)
-    row = {'k': K, 'interval_ms': interval, 'mult': bfd.MULT, 'links': links_label(bw), 'bw_mbps': bw,
-           'bfd_packets_per_s': round(bfd.bfd_packets_per_s(links, interval)),
-           'within_budget': bfd.bfd_packets_per_s(links, interval) <= bfd.BUDGET_PPS,
+    row = {'k': K, 'interval_ms': interval, 'mult': bfd_policy.MULT, 'links': links_label(bw), 'bw_mbps': bw,
+           'bfd_packets_per_s': round(bfd_policy.bfd_packets_per_s(links, interval)),
+           'within_budget': bfd_policy.bfd_packets_per_s(links, interval) <= bfd_policy.BUDGET_PPS,
            'seconds': seconds, 'seed': seed}
     progress('BFD every %d ms, %s links' % (interval, row['links']))
     params = {'k': K, 'link_mbps': bw} if bw else {'k': K}
@@ -162,10 +162,10 @@ def measure(interval, bw, seconds, detections, seed, progress):
         row.update(window(fabric, topo, 'load', seconds, pairs, progress))
         detected = []
         for _ in range(detections):
-            faults.wait_bfd_up(topo)
+            bfd_sessions.wait_up(topo)
             time.sleep(SETTLE_S)
             detected_s, _ = silent_failure_detection(topo, fabric.controller.rest_port, *FAILED_LINK, fabric.sites,
-                                                     poll_s=bfd.detection_ms(interval) / 20000.0)
+                                                     poll_s=bfd_policy.detection_ms(interval) / 20000.0)
             detected.append(round(detected_s * 1000, 1))
         progress('silent failure of %s-%s detected after %s ms' % (FAILED_LINK + (detected,)))
     row.update(detection_ms=detected, detection_settle_s=SETTLE_S, detection_ms_median=statistics.median(detected) if detected else None,
@@ -198,7 +198,7 @@ def markdown(rows):
 def write(out, rows):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'bfd_floor.json'), 'w') as f:
-        json.dump({'k': K, 'mult': bfd.MULT, 'budget_pps': bfd.BUDGET_PPS, 'failed_link': list(FAILED_LINK),
+        json.dump({'k': K, 'mult': bfd_policy.MULT, 'budget_pps': bfd_policy.BUDGET_PPS, 'failed_link': list(FAILED_LINK),
                    'lowest_holding_ms': lowest_holding(rows), 'rows': rows}, f, indent=2)
     with open(os.path.join(out, 'bfd_floor.csv'), 'w', newline='') as f:
         writer = csv.DictWriter(f, CSV_COLUMNS, extrasaction='ignore')
@@ -231,7 +231,7 @@ def main(argv=None):
     if args.report:
         print(markdown(rows))
         return
-    from scripts.fabric import progress
+    from scripts.emulator.progress import progress
     for interval in args.intervals:
         for kind in args.links:
             row = measure(interval, args.bw if kind == 'shaped' else None, args.seconds, args.detections,

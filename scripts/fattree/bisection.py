@@ -127,7 +127,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     args = parser.parse_args(argv)
-    from scripts.fabric import SetupError
+    from scripts.emulator.errors import SetupError
     try:
         run_from_args(args)
     except (SetupError, PatternError, ValueError) as err:

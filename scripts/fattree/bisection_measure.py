@@ -1,8 +1,8 @@
 """One measured run of the bisection experiment: every (source,
 destination) pair sends one long-lived iperf3 TCP flow, all at once, while
 the CPU is sampled."""
-from scripts import traffic
-from scripts.cpu_sample import CpuSample
+from scripts.emulator import traffic
+from scripts.emulator.cpu_sample import CpuSample
 
 IPERF_PORT = 5201
 

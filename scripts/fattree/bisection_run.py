@@ -7,8 +7,8 @@ import urllib.request
 
 from scripts.fattree.bisection_measure import measure
 from scripts.fattree.patterns import label
-from scripts.ports import free_port
-from scripts.traffic import TransferError
+from scripts.emulator.ports import free_port
+from scripts.emulator.traffic import TransferError
 from topologies.fattree import FatTree
 
 SCHEMES = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler')
@@ -42,20 +42,20 @@ class Fabrics:
         return {'k': self.k, 'scheme': scheme, 'link_mbps': self.bw, 'flow_idle': FLOW_IDLE_S}
 
     def __enter__(self):
-        from scripts.fabric import Fabric
+        from scripts.emulator.fabric import Fabric
         from topologies.nonblocking import NonBlocking, host_name
         from topologies.renamed import renamed
         schemes = self.config['schemes']
         try:
             if 'nonblocking' in schemes:
-                self.nonblocking = Fabric(NonBlocking(self.k), 'controller.fattree.nonblocking_app',
+                self.nonblocking = Fabric(NonBlocking(self.k), 'controller.fattree.nonblocking_switch_app',
                                           {'k': self.k}, ofp_port=free_port(), rest_port=free_port(),
                                           bw=self.bw).__enter__()
                 self.nb_hosts = {h: host_name(i) for i, h in enumerate(self.hosts)}
                 self._ready(self.nonblocking, self.nb_hosts)
             first = next((s for s in schemes if s != 'nonblocking'), None)
             if first:
-                self.fattree = Fabric(renamed(FatTree(self.k), MININET_PREFIX), 'controller.fattree.app',
+                self.fattree = Fabric(renamed(FatTree(self.k), MININET_PREFIX), 'controller.fattree.routing_app',
                                       self.params(first), ofp_port=free_port(), rest_port=free_port(),
                                       bw=self.bw).__enter__()
                 self.ft_hosts = {h: MININET_PREFIX + h for h in self.hosts}
@@ -67,7 +67,7 @@ class Fabrics:
         return self
 
     def _ready(self, fabric, host_of):
-        from scripts import traffic
+        from scripts.emulator import traffic
         traffic.limit_queues(fabric.net, self.config['queue'])
         traffic.wait_all_pairs(fabric.net, sorted(host_of.values()), progress=self.progress)
 
@@ -125,7 +125,7 @@ class Fabrics:
 
 def logged_decisions(log_path):
     """The lines of a controller log that record a dynamic scheme's
-    decision (controller.fattree.schemes logs each as 'SCHEME: ...')."""
+    decision (controller.fattree.scheme_strategies logs each as 'SCHEME: ...')."""
     with open(log_path) as log:
         return [line.rstrip('\n') for line in log if line.startswith(tuple(s + ': ' for s in DYNAMIC))]
 

@@ -1,4 +1,4 @@
-"""Issue 17.2, measured: the classifier minus two-level routing, per pattern,
+"""Measured: the classifier minus two-level routing, per pattern,
 from finished bisection runs (scripts.fattree.bisection) that ran both
 schemes and the non-blocking reference, one or more seeds each.
 

@@ -1,4 +1,4 @@
-"""Issue 17.2, a model: the flow classifier (controller.fattree.classifier,
+"""A model: the flow classifier (controller.fattree.classifier,
 paper 3.6) against the two-level routing it refines, under max-min fair
 sharing (ideal TCP), over many arrival orders of each pattern's flows.
 

@@ -1,7 +1,7 @@
 """Loss caused by routing updates themselves, apart from loss caused by the
 failures they answer: UDP probe streams between host pairs of a running
 k=4 fat-tree while a sequence of hard link failures and recoveries is
-applied (issue 14, "updates are not hitless").
+applied.
 
 The sequence fails e2_0-a2_2, then e1_0-a1_3, recovers e1_0-a1_3, then
 e2_0-a2_2: the lower switches of pods 0 and 3 hold a second-level table for
@@ -34,8 +34,9 @@ import time
 from controller.fattree import READY_PATH
 from controller.fattree.failover import expand_failures, link_key, tables_with_failures
 from controller.fattree.pipeline import compile_table
-from scripts import faults, traffic
-from scripts.fabric import Fabric, progress
+from scripts.emulator import faults, traffic
+from scripts.emulator.fabric import Fabric
+from scripts.emulator.progress import progress
 from topologies.fattree import FatTree
 from topologies.walk import walk
 
@@ -83,7 +84,7 @@ def classify(topo, pairs, sequence=SEQUENCE):
 
 
 def _probe(*args):
-    return [sys.executable, '-m', 'scripts.probe'] + [str(a) for a in args]
+    return [sys.executable, '-m', 'scripts.emulator.probe'] + [str(a) for a in args]
 
 
 def _loss(received, rate, started, step_times, until):
@@ -162,7 +163,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     topo = FatTree(4)
     kinds = classify(topo, UNAFFECTED + AFFECTED)
-    with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=args.ofp_port,
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': 4}, ofp_port=args.ofp_port,
                 rest_port=args.rest_port, bfd_ms=100, ready_path=READY_PATH) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=progress)
         try:

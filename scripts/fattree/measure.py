@@ -27,8 +27,13 @@ from controller.fattree import APP, READY_PATH
 from controller.fattree.failover import link_key, tables_with_failures
 from controller.fattree.pipeline import compile_table, rule_counts
 from controller.fattree.twolevel import all_tables
-from scripts import bfd, faults, ovs_instances, ovsdb, traffic, vswitchd
-from scripts.fabric import Fabric, NetdevOVSSwitch, check_fits, progress
+from scripts.emulator import faults, traffic
+from scripts.emulator.bfd import policy as bfd_policy
+from scripts.emulator.ovs import instances as ovs_instances, ovsdb, vswitchd
+from scripts.emulator.fabric import Fabric
+from scripts.emulator.machine_checks import check_fits
+from scripts.emulator.mininet_classes import NetdevOVSSwitch
+from scripts.emulator.progress import progress
 from scripts.argtypes import fattree_k
 from topologies.fattree import FatTree
 from topologies.mininet_topo import ModelTopo
@@ -125,7 +130,7 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
     sampled = k > sample_above
     pairs = traffic.sample_pairs(hosts, sample, seed) if sampled else traffic.all_pairs(hosts)
     daemons = ovs_instances.default_count_for(topo)
-    interval = bfd.default_interval(len(topo.switch_links()), daemons)
+    interval = bfd_policy.default_interval(len(topo.switch_links()), daemons)
     fabric = Fabric(topo, APP, {'k': k}, ofp_port=ofp_port, rest_port=rest_port, bfd_ms=interval,
                     ready_path=READY_PATH, ovs_instances=daemons)
     progress('k=%d: waiting for ovs-vswitchd to finish earlier work' % k)
@@ -134,8 +139,8 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
     try:
         fabric.start()
         row = {'k': k, 'switches': len(topo.switches), 'hosts': len(hosts), 'ovs_instances': daemons,
-               'bfd_interval_ms': interval, 'bfd_detection_ms': bfd.detection_ms(interval) if interval else None,
-               'bfd_packets_per_s': round(bfd.bfd_packets_per_s(len(topo.switch_links()), interval))
+               'bfd_interval_ms': interval, 'bfd_detection_ms': bfd_policy.detection_ms(interval) if interval else None,
+               'bfd_packets_per_s': round(bfd_policy.bfd_packets_per_s(len(topo.switch_links()), interval))
                if interval else 0,
                'up_s': round(fabric.started_at - began, 2),
                'ready_s': round(fabric.ready_at - began, 2),
@@ -153,7 +158,7 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
             progress('k=%d: silent failure of %s-%s' % (k, a, b))
             try:
                 detected, recovered = silent_failure_detection(topo, rest_port, a, b, fabric.sites,
-                                                               poll_s=bfd.detection_ms(interval) / 20000.0)
+                                                               poll_s=bfd_policy.detection_ms(interval) / 20000.0)
                 row['silent_failure_detected_s'] = round(detected, 3)
                 row['silent_failure_recovered_s'] = recovered and round(recovered, 3)
                 if recovered is None:

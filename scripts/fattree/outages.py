@@ -19,9 +19,11 @@ import sys
 import time
 
 from controller.fattree.failover import expand_failures, repair_point
-from scripts import bfd, faults, probe, traffic
+from scripts.emulator import faults, probe, traffic
+from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
 from scripts.argtypes import fattree_k, positive
-from scripts.fabric import Fabric, progress
+from scripts.emulator.fabric import Fabric
+from scripts.emulator.progress import progress
 from topologies.fattree import FatTree
 
 RATE = 1000
@@ -44,7 +46,7 @@ CONTROL = ('h1_0_2', 'h1_1_2')
 
 
 def probe_cmd(*args):
-    return [sys.executable, '-m', 'scripts.probe'] + [str(a) for a in args]
+    return [sys.executable, '-m', 'scripts.emulator.probe'] + [str(a) for a in args]
 
 
 def repaired_by(topo, element, src, dst, silent):
@@ -94,7 +96,7 @@ def run_scenario(fabric, topo, element, a, b, silent):
                 proc.kill()
                 proc.wait()
         faults.recover(topo, element)
-        faults.wait_bfd_up(topo)
+        bfd_sessions.wait_up(topo)
 
 
 def single_link_reachability(fabric, topo):
@@ -107,7 +109,7 @@ def single_link_reachability(fabric, topo):
             results = traffic.reachability(fabric.net, hosts, retries=2)
         finally:
             faults.recover_link(topo, link.node_a, link.node_b)
-            faults.wait_bfd_up(topo)
+            bfd_sessions.wait_up(topo)
             traffic.wait_all_pairs(fabric.net, hosts, deadline_s=20, progress=progress)
         failed = [list(p) for p, ok in results.items() if not ok]
         rows.append({'link': [link.node_a, link.node_b], 'pairs': len(results), 'unreachable': failed})
@@ -132,7 +134,7 @@ def summary(result):
     reach = result['single_link_reachability']
     return {'hard_local': len(local), 'hard_local_ms': span(local),
             'hard_controller': len(controller), 'hard_controller_ms': span(controller),
-            'silent_ms': span(silent), 'bfd_detection_ms': bfd.detection_ms(result['bfd_ms']),
+            'silent_ms': span(silent), 'bfd_detection_ms': bfd_policy.detection_ms(result['bfd_ms']),
             'control_lost_max': max(r['control_lost'] for r in rows),
             'single_links': len(reach), 'single_links_with_unreachable': sum(1 for r in reach if r['unreachable']),
             'pairs': max((r['pairs'] for r in reach), default=0),
@@ -154,7 +156,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--k', type=fattree_k, default=4)
     parser.add_argument('--bfd-ms', type=positive(int),
-                        help='BFD interval (default: the one dcfabric run gives this k, scripts/bfd.py)')
+                        help='BFD interval (default: the one dcfabric run gives this k, scripts/emulator/bfd.py)')
     parser.add_argument('--out', default='results/outages')
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)
@@ -167,10 +169,10 @@ def main(argv=None):
             print(markdown(json.load(f)))
         return
     topo = FatTree(args.k)
-    bfd_ms = args.bfd_ms or bfd.interval_for(len(topo.switch_links()))
+    bfd_ms = args.bfd_ms or bfd_policy.interval_for(len(topo.switch_links()))
     rows = []
     loadavg_before = os.getloadavg()[0]
-    with Fabric(topo, 'controller.fattree.app', {'k': args.k}, ofp_port=args.ofp_port,
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': args.k}, ofp_port=args.ofp_port,
                 rest_port=args.rest_port, bfd_ms=bfd_ms) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=progress)
         for name, element, a, b in SCENARIOS:

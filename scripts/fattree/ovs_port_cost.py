@@ -1,5 +1,5 @@
 """What one userspace ovs-vswitchd takes to add and remove many ports: the
-reason large fabrics are spread over several (scripts/ovs_instances.py).
+reason large fabrics are spread over several (scripts/emulator/ovs/instances.py).
 
 For each size, N veth pairs (both ends ports, 16 per bridge, as switch
 ports are) go into the machine's Open vSwitch in one OVSDB transaction;
@@ -18,8 +18,8 @@ import os
 import subprocess
 import time
 
-from scripts import ovsdb
-from scripts.fabric import progress
+from scripts.emulator.ovs import ovsdb
+from scripts.emulator.progress import progress
 
 PORTS_PER_BRIDGE = 16
 

@@ -16,9 +16,10 @@ import socket
 import time
 import urllib.request
 
-from scripts import traffic
+from scripts.emulator import traffic
 from scripts.browser import headless_chromium
-from scripts.fabric import Fabric, progress
+from scripts.emulator.fabric import Fabric
+from scripts.emulator.progress import progress
 from topologies.fattree import FatTree, check_k
 from topologies.renamed import renamed
 
@@ -58,7 +59,7 @@ def measure(k, config, window_s):
     name, period, with_browser = config
     topo = renamed(FatTree(k), PREFIX)
     hosts = [h.name for h in topo.hosts]
-    with Fabric(topo, 'controller.fattree.app', {'k': k}, ofp_port=free_port(), rest_port=free_port(),
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': k}, ofp_port=free_port(), rest_port=free_port(),
                 stats_period=period) as fabric, \
             (headless_chromium() if with_browser else contextlib.nullcontext()) as browser:
         url = 'http://127.0.0.1:%d' % fabric.controller.rest_port

@@ -7,7 +7,7 @@ from topologies.kevin import Kevin, KevinParameterError, address_str
 
 def cmd_cli(args):
     from mininet.cli import CLI
-    from scripts.fabric import Fabric
+    from scripts.emulator.fabric import Fabric
     app, params = scheme_setup(args.scheduler, args)
     kevin = Kevin(args.n, args.k_s, args.k_d, hosts_per_tor=args.hosts)
     with Fabric(kevin, app, params, ofp_port=args.ofp_port, rest_port=args.rest_port, bw=args.bw,

@@ -9,10 +9,10 @@ import urllib.request
 
 from controller.kevin.distda import DistDaAgent
 from controller.kevin.scheduler import DaScheduler
-from scripts import traffic
-from scripts.cpu_sample import CpuSample
+from scripts.emulator import traffic
+from scripts.emulator.cpu_sample import CpuSample
 from scripts.kevin.emulation_stats import da_ready_s, ping_summary
-from scripts.ports import free_port
+from scripts.emulator.ports import free_port
 from topologies.kevin import Kevin, KevinParameterError, address_str, host_name
 
 SCHEMES = ('none', 'bfs', 'greedy', 'distda')
@@ -57,7 +57,8 @@ def tors_on_path(net, source, destination):
 
 def run_scheme(scheme, rep, seed, args, kevin, elephants, mice):
     """One fresh fabric with ``scheme``; the measurements of one run."""
-    from scripts.fabric import Fabric, progress
+    from scripts.emulator.fabric import Fabric
+    from scripts.emulator.progress import progress
     app, params = scheme_setup(scheme, args)
     mice_host = min(1, args.hosts - 1)
     run = {'scheme': scheme, 'rep': rep, 'seed': seed, 'app': app, 'params': params,

@@ -16,7 +16,7 @@ Two halves:
           (namespaces share the clock), and who is missing.
   AllToAll  the driver: starts an agent in every node of a running Mininet
           network, prints failed pairs as they are seen, and collects
-          per-pair results; see scripts/nbridge/experiment.py.
+          per-pair results; see scripts/nbridge/leaf_fault.py.
 """
 import argparse
 import json

@@ -2,7 +2,7 @@
 experiment's own runner (k=4, 2 Mbit/s): the second run starts from an empty
 reservation table although the first run's flows ended a moment before, and
 its stride pattern, which two-level routing places without collisions,
-keeps every flow on its own two-level path at link rate (issue 17.1: a
+keeps every flow on its own two-level path at link rate (a
 Stride(4) run right after a Random run once got 63% of it)."""
 import json
 import threading

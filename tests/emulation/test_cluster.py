@@ -12,7 +12,9 @@ import time
 import pytest
 
 from controller.fattree import READY_PATH
-from scripts import REPO_ROOT, faults, traffic
+from scripts import REPO_ROOT
+from scripts.emulator import faults, traffic
+from scripts.emulator.bfd import sessions as bfd_sessions
 from scripts.cluster.containers import ContainerServers, ServerSpec
 from scripts.cluster.net import ClusterFabric
 from topologies.fattree import FatTree
@@ -29,7 +31,7 @@ def cluster(require_ovs):
     topo = FatTree(4)
     with ContainerServers(2) as servers, servers.in_head():
         # ready_path: as `dcfabric run --cluster` waits for the controller (its REST on the head's address)
-        with ClusterFabric(topo, 'controller.fattree.app', {'k': 4}, servers.servers, tunnel='vxlan',
+        with ClusterFabric(topo, 'controller.fattree.routing_app', {'k': 4}, servers.servers, tunnel='vxlan',
                            bfd_ms=100, ready_path=READY_PATH) as fabric:
             traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
             yield topo, servers, fabric
@@ -86,7 +88,7 @@ def test_tunnel_failure_seen_by_bfd_and_broadcast_to_both_servers(cluster):
     faults.fail_link(topo, link.node_a, link.node_b, silent=True, sites=fabric.sites)
     try:
         while True:
-            states = faults.bfd_states(topo, fabric.sites)
+            states = bfd_sessions.states(topo, fabric.sites)
             if {states[end.name] for end in ends} == {'down'}:
                 break
             assert time.time() - start < 10, 'BFD did not see the silent tunnel failure: %s' % [
@@ -103,7 +105,7 @@ def test_tunnel_failure_seen_by_bfd_and_broadcast_to_both_servers(cluster):
         assert all(results.values()), [p for p, ok in results.items() if not ok]
     finally:
         faults.recover_link(topo, link.node_a, link.node_b, sites=fabric.sites)
-    faults.wait_bfd_up(topo, sites=fabric.sites)
+    bfd_sessions.wait_up(topo, sites=fabric.sites)
     deadline = time.time() + 30
     while tables(fabric) != before:
         assert time.time() < deadline, 'tables not restored after the tunnel recovered'

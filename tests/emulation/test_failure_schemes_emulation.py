@@ -10,8 +10,9 @@ import itertools
 
 import pytest
 
-from scripts import faults, traffic
-from scripts.fabric import Fabric
+from scripts.emulator import faults, traffic
+from scripts.emulator.bfd import sessions as bfd_sessions
+from scripts.emulator.fabric import Fabric
 from tests.conftest import free_port
 from tests.emulation.fabric_state import state, wait_for
 from topologies.fattree import FatTree
@@ -57,7 +58,7 @@ def cut_off(topo, elements):
 def test_scheme_routes_around_failures_and_recovers_exactly(require_ovs, k, scheme):
     topo = renamed(FatTree(k), PREFIX)
     hosts = [h.name for h in topo.hosts]
-    with Fabric(topo, 'controller.fattree.app', {'k': k, 'scheme': scheme}, ofp_port=free_port(),
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': k, 'scheme': scheme}, ofp_port=free_port(),
                 rest_port=free_port(), bfd_ms=100) as fabric:
         traffic.wait_all_pairs(fabric.net, hosts, progress=lambda m: None)
         before = state(topo)
@@ -81,6 +82,6 @@ def test_scheme_routes_around_failures_and_recovers_exactly(require_ovs, k, sche
             finally:
                 for element in named:
                     faults.recover(topo, element)
-            faults.wait_bfd_up(topo)
+            bfd_sessions.wait_up(topo)
             wait_for(lambda: state(topo) == before, 30, '%s: tables not restored after %s' % (scheme, named))
             traffic.wait_all_pairs(fabric.net, hosts, deadline_s=20, progress=lambda m: None)

@@ -8,9 +8,10 @@ import time
 
 import pytest
 
-from scripts import traffic, vswitchd
-from scripts.fabric import Fabric
-from scripts.host_cpu_group import HOSTS_CPU_SHARES
+from scripts.emulator import traffic
+from scripts.emulator.ovs import vswitchd
+from scripts.emulator.fabric import Fabric
+from scripts.emulator.host_cpu_group import HOSTS_CPU_SHARES
 from tests.conftest import free_port
 from topologies.fattree import FatTree
 
@@ -34,7 +35,7 @@ def wait_exec(process, program, timeout=5):
 @pytest.fixture(scope='module')
 def k4(require_ovs):
     topo = FatTree(4)
-    with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=free_port(),
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': 4}, ofp_port=free_port(),
                 rest_port=free_port()) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
         group = '/' + fabric.host_group.name

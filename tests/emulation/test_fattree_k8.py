@@ -8,8 +8,9 @@ import urllib.request
 import pytest
 
 from controller.fattree import APP, READY_PATH
-from scripts import bfd, faults, traffic
-from scripts.fabric import Fabric
+from scripts.emulator import faults, traffic
+from scripts.emulator.bfd import policy as bfd_policy
+from scripts.emulator.fabric import Fabric
 from tests.conftest import free_port
 from topologies.fattree import FatTree
 from topologies.renamed import renamed
@@ -38,7 +39,7 @@ def test_k8_with_bfd_is_reachable_when_ready_and_repairs_a_silent_failure(requir
     topo = renamed(model, PREFIX)
     hosts = [h.name for h in topo.hosts]
     rest_port = free_port()
-    interval = bfd.interval_for(len(model.switch_links()))
+    interval = bfd_policy.interval_for(len(model.switch_links()))
     with Fabric(topo, APP, {'k': 8}, ofp_port=free_port(), rest_port=rest_port, bfd_ms=interval,
                 ready_path=READY_PATH) as fabric:
         ready = fabric.controller.readiness()
@@ -51,7 +52,7 @@ def test_k8_with_bfd_is_reachable_when_ready_and_repairs_a_silent_failure(requir
         a, b = 'a0_4', 'c1_1'
         faults.fail_link(topo, PREFIX + a, PREFIX + b, silent=True)
         try:
-            wait_link(rest_port, a, b, up=False, timeout=10 * bfd.detection_ms(interval) / 1000)
+            wait_link(rest_port, a, b, up=False, timeout=10 * bfd_policy.detection_ms(interval) / 1000)
             sample = traffic.sample_pairs(hosts, 2000, seed=8)
             results = traffic.reachability(fabric.net, hosts, pairs=sample)
             assert all(results.values()), [pair for pair, ok in results.items() if not ok][:5]

@@ -5,8 +5,9 @@ import time
 
 import pytest
 
-from scripts import faults, traffic
-from scripts.fabric import Fabric
+from scripts.emulator import faults, traffic
+from scripts.emulator.bfd import sessions as bfd_sessions
+from scripts.emulator.fabric import Fabric
 from tests.conftest import free_port
 from tests.emulation.fabric_state import state, wait_for
 from topologies.fattree import FatTree
@@ -26,7 +27,7 @@ CASES = [('link', PREFIX + 'e1_0', PREFIX + 'a1_2'), ('link', PREFIX + 'a1_3', P
 @pytest.fixture(scope='module')
 def k4(require_ovs):
     topo = renamed(FatTree(4), PREFIX)
-    with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=free_port(),
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': 4}, ofp_port=free_port(),
                 rest_port=free_port(), bfd_ms=100) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
         yield topo, fabric
@@ -60,14 +61,14 @@ def test_failure_keeps_pairs_reachable_and_recovery_restores_tables(k4, case, si
         assert all(results.values()), [p for p, ok in results.items() if not ok]
     finally:
         faults.recover(topo, case)
-    faults.wait_bfd_up(topo)
+    bfd_sessions.wait_up(topo)
     wait_for(lambda: state(topo) == before, 30, 'tables not restored after recovery')
 
 
 def test_bfd_runs_on_every_switch_link(k4):
     topo, _ = k4
-    faults.wait_bfd_up(topo)
-    states = faults.bfd_states(topo)
+    bfd_sessions.wait_up(topo)
+    states = bfd_sessions.states(topo)
     assert len(states) == 2 * len(topo.switch_links()) == 64
     assert set(states.values()) == {'up'}
 

@@ -12,9 +12,12 @@ import pytest
 
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
-from scripts import traffic, vswitchd
+from scripts.emulator import traffic
+from scripts.emulator.ovs import vswitchd
 from scripts.fattree.bisection_measure import measure
-from scripts.fabric import Controller, Fabric, SetupError
+from scripts.emulator.controller_process import Controller
+from scripts.emulator.errors import SetupError
+from scripts.emulator.fabric import Fabric
 from tests.conftest import free_port
 from topologies.fattree import FatTree
 from topologies.renamed import renamed
@@ -42,7 +45,7 @@ def fabric(require_ovs):
     topo = FatTree(4)
     with open('/proc/sys/net/core/wmem_default') as default:
         sndbuf_before = daemon_sndbuf() or int(default.read())
-    with Fabric(renamed(topo, PREFIX), 'controller.fattree.app',
+    with Fabric(renamed(topo, PREFIX), 'controller.fattree.routing_app',
                 {'k': 4, 'scheme': 'scheduler', 'link_mbps': BW}, ofp_port=free_port(),
                 rest_port=free_port(), bw=BW) as running:
         traffic.wait_all_pairs(running.net, [PREFIX + h for pair in FLOWS for h in pair],
@@ -131,7 +134,7 @@ def test_scheduler_garbage_collects_finished_flows(fabric):
 
 
 def test_unknown_scheme_stops_the_controller_with_a_clear_error(require_ovs):
-    controller = Controller('controller.fattree.app', {'k': 4, 'scheme': 'vl2'},
+    controller = Controller('controller.fattree.routing_app', {'k': 4, 'scheme': 'vl2'},
                             ofp_port=free_port(), rest_port=free_port())
     try:
         with pytest.raises(SetupError, match="unknown scheme 'vl2'"):

@@ -1,4 +1,4 @@
-"""Routing updates lose nothing themselves (issue 14): in a k=4 fabric with
+"""Routing updates lose nothing themselves: in a k=4 fabric with
 BFD, UDP streams run while e2_0-a2_2 fails, e1_0-a1_3 fails, e1_0-a1_3
 recovers (the issue's renumbering example: e0_0's table for 10.2.0.0/24
 used to be renumbered and rewritten in place) and e2_0-a2_2 recovers
@@ -17,8 +17,8 @@ loss is the failure's)."""
 import pytest
 
 from controller.fattree import READY_PATH
-from scripts import faults, traffic
-from scripts.fabric import Fabric
+from scripts.emulator import faults, traffic
+from scripts.emulator.fabric import Fabric
 from scripts.fattree.hitless import AFFECTED, SEQUENCE, UNAFFECTED, classify, run
 from tests.conftest import free_port
 from topologies.fattree import FatTree
@@ -36,7 +36,7 @@ def test_streams_off_the_failed_links_lose_nothing_while_switches_are_rewritten(
     assert {s: kinds[s] for s in UNAFFECTED} == {s: 'unaffected' for s in UNAFFECTED}
     assert {s: kinds[s] for s in AFFECTED} == {s: 'affected' for s in AFFECTED}
     topo = renamed(model, PREFIX)
-    with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=free_port(), rest_port=free_port(),
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': 4}, ofp_port=free_port(), rest_port=free_port(),
                 bfd_ms=100, ready_path=READY_PATH) as fabric:
         traffic.wait_all_pairs(fabric.net, [h.name for h in topo.hosts], progress=lambda m: None)
         try:

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from scripts import traffic
-from scripts.fabric import Fabric
+from scripts.emulator import traffic
+from scripts.emulator.fabric import Fabric
 from scripts.kevin.emulation_run import controller_state
 from tests.conftest import free_port
 from tests.emulation.test_kevin_emulation import circuits, path_tors

@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from scripts import traffic
-from scripts.fabric import Fabric
+from scripts.emulator import traffic
+from scripts.emulator.fabric import Fabric
 from tests.conftest import free_port
 from topologies.kevin import Kevin
 

@@ -12,8 +12,9 @@ import urllib.request
 
 import pytest
 
-from scripts import faults
-from scripts.fabric import Fabric, end_process
+from scripts.emulator import faults
+from scripts.emulator.controller_process import end_process
+from scripts.emulator.fabric import Fabric
 from tests.conftest import free_port
 from topologies.fattree import FatTree
 from topologies.renamed import renamed
@@ -35,7 +36,7 @@ scrape_configs:
 @pytest.fixture(scope='module')
 def k4(require_ovs):
     topo = renamed(FatTree(4), PREFIX)
-    with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=free_port(),
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': 4}, ofp_port=free_port(),
                 rest_port=free_port()) as fabric:
         yield topo, fabric
 

@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from scripts.fabric import Fabric
-from scripts.nbridge.experiment import SCRIPT, node_list, run_phases
+from scripts.emulator.fabric import Fabric
+from scripts.nbridge.leaf_fault import SCRIPT, node_list, run_phases
 from tests.conftest import free_port
 from topologies.nbridge import NBridge
 

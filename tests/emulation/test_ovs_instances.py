@@ -1,4 +1,4 @@
-"""A fat-tree spread over private Open vSwitch instances (scripts/ovs_instances.py):
+"""A fat-tree spread over private Open vSwitch instances (scripts/emulator/ovs/instances.py):
 every pair reachable once ready, a silent failure injected by a command that
 finds the instances by itself (as `dcfabric fail` does), and a teardown that
 leaves no daemon, namespace, relay or veth behind."""
@@ -8,8 +8,9 @@ import subprocess
 import pytest
 
 from controller.fattree import APP, READY_PATH
-from scripts import faults, ovs_instances, traffic
-from scripts.fabric import Fabric
+from scripts.emulator import faults, traffic
+from scripts.emulator.ovs import instances as ovs_instances
+from scripts.emulator.fabric import Fabric
 from tests.conftest import free_port
 from tests.emulation.test_fattree_k8 import wait_link
 from topologies.fattree import FatTree

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from scripts import traffic
-from scripts.p4.fabric import (
+from scripts.emulator import traffic
+from scripts.p4.bmv2_fabric import (
     P4Error, P4Fabric, compile_program, fattree_model, letflow_model, missing_tools, sketch_model)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -160,7 +160,7 @@ def test_sketch_reports_a_heavy_source_once_per_window():
     model, commands = sketch_model(window_us=int(window * 1e6), threshold_bytes=threshold)
     with P4Fabric(model, 'distda_sketch', commands) as fabric:
         collector = fabric.node('p4cpu')
-        listener = collector.popen([sys.executable, '-m', 'scripts.p4.fabric', 'listen-reports',
+        listener = collector.popen([sys.executable, '-m', 'scripts.p4.bmv2_fabric', 'listen-reports',
                                     'p4cpu-eth0', str(2 * window + 1)], cwd=REPO,
                                    stdout=subprocess.PIPE, text=True)
         try:

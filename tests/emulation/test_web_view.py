@@ -12,9 +12,10 @@ import urllib.request
 
 import pytest
 
-from scripts import REPO_ROOT, faults, traffic
+from scripts import REPO_ROOT
+from scripts.emulator import faults, traffic
 from scripts.browser import headless_chromium
-from scripts.fabric import Fabric
+from scripts.emulator.fabric import Fabric
 from tests.conftest import free_port
 from topologies.fattree import FatTree
 from topologies.renamed import renamed
@@ -30,7 +31,7 @@ SCREENSHOT = os.path.join(REPO_ROOT, 'results', 'web_view_k4.png')
 @pytest.fixture(scope='module')
 def k4(require_ovs):
     topo = renamed(FatTree(4), PREFIX)
-    with Fabric(topo, 'controller.fattree.app', {'k': 4}, ofp_port=free_port(),
+    with Fabric(topo, 'controller.fattree.routing_app', {'k': 4}, ofp_port=free_port(),
                 rest_port=free_port()) as fabric:
         yield topo, fabric, 'http://127.0.0.1:%d' % fabric.controller.rest_port
 

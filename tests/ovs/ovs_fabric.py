@@ -14,7 +14,7 @@ import tempfile
 from controller.openflow.diff import (
     ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP)
 from controller.openflow.rules import group_to_ofctl, to_ofctl
-from scripts import ovsdb
+from scripts.emulator.ovs import ovsdb
 from topologies.model import ofport
 
 _BRIDGE = re.compile(r'^\s*bridge\("(.+)"\)')

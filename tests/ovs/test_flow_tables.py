@@ -9,11 +9,11 @@ import pytest
 from controller.fattree.pipeline import compile_table
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheduler import FlowScheduler
-from controller.fattree.scheme_rules import (
+from controller.fattree.scheme_table0_rules import (
     COOKIE_FLOW, PRIORITY_FLOW, bypass_rule, ecmp_rules_and_groups, flow_of_match, flow_rule,
     new_flow_rules)
 from controller.openflow.rules import TABLE_PREFIX, to_ofctl
-from controller.fattree.scheme_params import DEFAULTS, SchemeParameterError, scheme_config
+from controller.fattree.scheme_parameters import DEFAULTS, SchemeParameterError, scheme_config
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
 from topologies.fattree import FatTree

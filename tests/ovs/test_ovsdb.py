@@ -1,11 +1,11 @@
-"""A fabric's bridges in one OVSDB transaction (scripts/ovsdb.py), in the
+"""A fabric's bridges in one OVSDB transaction (scripts/emulator/ovs/ovsdb.py), in the
 real ovsdb-server: what ovs-vsctl then reads back, removal, clear errors."""
 import os
 import subprocess
 
 import pytest
 
-from scripts import ovsdb
+from scripts.emulator.ovs import ovsdb
 
 
 def vsctl(*args):

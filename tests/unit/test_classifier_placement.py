@@ -1,4 +1,4 @@
-"""The classifier-against-two-level model of issue 17.2 (scripts.fattree.
+"""The classifier-against-two-level model (scripts.fattree.
 classifier_placement): the real classifier on the fabric model, rates from
 max-min fair sharing, over every Table 2 pattern and many arrival orders."""
 import csv

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from scripts import fabric as fabric_module
+from scripts.emulator import machine_checks
 from scripts.cli import main
 from topologies.fattree import FatTree
 from topologies.renamed import renamed
@@ -38,17 +38,17 @@ def test_tables_print_paper_notation(capsys):
 
 
 def test_not_root_is_refused(monkeypatch):
-    monkeypatch.setattr(fabric_module.os, 'geteuid', lambda: 1000)
-    with pytest.raises(fabric_module.SetupError, match='needs root'):
-        fabric_module.check_machine()
+    monkeypatch.setattr(machine_checks.os, 'geteuid', lambda: 1000)
+    with pytest.raises(machine_checks.SetupError, match='needs root'):
+        machine_checks.check_machine()
 
 
 def test_ovs_down_is_refused(monkeypatch):
-    monkeypatch.setattr(fabric_module.os, 'geteuid', lambda: 0)
-    monkeypatch.setattr(fabric_module.subprocess, 'run', lambda *a, **k: subprocess.CompletedProcess(
+    monkeypatch.setattr(machine_checks.os, 'geteuid', lambda: 0)
+    monkeypatch.setattr(machine_checks.subprocess, 'run', lambda *a, **k: subprocess.CompletedProcess(
         a, 1, '', 'database connection failed'))
-    with pytest.raises(fabric_module.SetupError, match='Open vSwitch is not running'):
-        fabric_module.check_machine()
+    with pytest.raises(machine_checks.SetupError, match='Open vSwitch is not running'):
+        machine_checks.check_machine()
 
 
 def test_taken_port_is_refused_and_nothing_is_left(require_ovs):
@@ -72,8 +72,8 @@ def test_names_mininet_cannot_give_are_refused(monkeypatch):
     # prefixed names too long for IFNAMSIZ (as k >= 198 would give)
     monkeypatch.setattr(fabric_module, 'available_memory_mb', lambda: 10 ** 9)
     model = renamed(FatTree(4), 'x' * 9)
-    with pytest.raises(fabric_module.SetupError, match='exceed 15 characters'):
-        fabric_module.check_fits(model)
+    with pytest.raises(machine_checks.SetupError, match='exceed 15 characters'):
+        machine_checks.check_fits(model)
 
 
 def test_external_controller_takes_the_link_rate(monkeypatch):

@@ -4,7 +4,7 @@ apply to ECMP as they do to the tables."""
 import pytest
 
 from controller.fattree.failover import PortChoices, expand_failures, tables_with_failures
-from controller.fattree.scheme_rules import ECMP_GROUP_BIT, PRIORITY_UPWARD, ecmp_rules_and_groups
+from controller.fattree.scheme_table0_rules import ECMP_GROUP_BIT, PRIORITY_UPWARD, ecmp_rules_and_groups
 from controller.openflow.rules import TABLE_PREFIX
 from topologies.fattree import FatTree, ip_to_int
 from topologies.model import model_port

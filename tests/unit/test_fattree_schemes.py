@@ -1,12 +1,12 @@
-"""The fat-tree's routing schemes as pure strategies (controller.fattree.schemes):
+"""The fat-tree's routing schemes as pure strategies (controller.fattree.scheme_strategies):
 what each puts in table 0 and the per-flow entries it decides, exactly."""
 import logging
 
 from controller.fattree.classifier import FlowKey
 from controller.fattree.failover import link_key, tables_with_failures
-from controller.fattree.scheme_params import scheme_config
-from controller.fattree.scheme_rules import ecmp_rules_and_groups, flow_rule
-from controller.fattree.schemes import SCHEMES, EntryChange
+from controller.fattree.scheme_parameters import scheme_config
+from controller.fattree.scheme_table0_rules import ecmp_rules_and_groups, flow_rule
+from controller.fattree.scheme_strategies import SCHEMES, EntryChange
 from topologies.fattree import FatTree
 
 TOPO = FatTree(4)

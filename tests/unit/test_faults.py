@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.faults import FaultError, host_pid
+from scripts.emulator.faults import FaultError, host_pid
 
 
 def fake_host_shell(name):

@@ -132,7 +132,7 @@ ISSUE_RECOVERED = expand_failures(TOPO, [('e2_0', 'a2_2')])
 
 
 def test_recovery_keeps_the_unchanged_table_id():
-    # issue 14: recovering e1_0-a1_3 with e2_0-a2_2 still down renumbered
+    # a regression: recovering e1_0-a1_3 with e2_0-a2_2 still down renumbered
     # e0_0's table for 10.2.0.0/24 and rewrote its entries in place
     def ids(failed):
         table = tables_with_failures(TOPO, failed)['e0_0']

@@ -3,7 +3,7 @@ groups of ended runs swept, removed at the end (in a directory standing in
 for the cpu cgroup hierarchy)."""
 import subprocess
 
-from scripts.host_cpu_group import HOSTS_CPU_SHARES, HostCpuGroup, group_name
+from scripts.emulator.host_cpu_group import HOSTS_CPU_SHARES, HostCpuGroup, group_name
 
 
 class DirSites:

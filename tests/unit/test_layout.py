@@ -2,9 +2,11 @@
 
 Pure modules (every module of controller/ and topologies/ except the Ryu
 shells, controller/ryuapp/* and controller/<system>/*app.py, and the Mininet
-adapter topologies/mininet_topo.py) never import ryu, eventlet or mininet,
-even transitively; and fat-tree cabling facts are asked of the model, never
-recomputed in controller/.
+adapter topologies/mininet_topo.py; and the pure modules under scripts/ named
+in PURE_SCRIPTS) never import ryu, eventlet or mininet, even transitively;
+the emulation runtime (scripts/emulator/) never imports an experiment
+package or the command line; and fat-tree cabling facts are asked of the
+model, never recomputed in controller/.
 """
 import concurrent.futures
 import pathlib
@@ -32,25 +34,51 @@ def module_names(package):
     return names
 
 
-PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)]
+# Pure logic that lives beside the experiments that use it.
+PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scripts.fattree.patterns',
+                'scripts.kevin.workload', 'scripts.kevin.emulation_stats']
+PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)] + PURE_SCRIPTS
+RUNTIME = module_names('scripts/emulator')
+# What the runtime must not depend on: the experiments and the command line that use it.
+ABOVE_RUNTIME = ('scripts.fattree', 'scripts.kevin', 'scripts.nbridge', 'scripts.letflow', 'scripts.p4',
+                 'scripts.cluster', 'scripts.cli', 'scripts.argtypes', 'scripts.browser')
 CHECK = ('import importlib, sys; importlib.import_module(sys.argv[1]); '
          'print(" ".join(sorted(n for n in sys.modules if n.split(".")[0] in %r)))' % (FORBIDDEN,))
 
 
 def test_the_rule_sorts_every_module():
     shells = [m for package in ('controller', 'topologies') for m in module_names(package) if _is_shell(m)]
-    assert {'controller.fattree.app', 'controller.fattree.schemes_app', 'controller.kevin.distda_app',
+    assert {'controller.fattree.routing_app', 'controller.fattree.scheme_mixin_app', 'controller.kevin.distda_app',
             'controller.ryuapp.ofp', 'topologies.mininet_topo'} <= set(shells)
-    assert {'controller.openflow.diff', 'controller.fattree.schemes', 'controller.fattree.twolevel',
-            'controller.kevin.rules', 'controller.nbridge.routing', 'controller.letflow.sim',
+    assert {'controller.openflow.diff', 'controller.fattree.scheme_strategies', 'controller.fattree.twolevel',
+            'controller.kevin.rules', 'controller.nbridge.routing', 'scripts.letflow.ns3.sim',
             'controller.p4.entries', 'topologies.addressing'} <= set(PURE)
 
 
-def _forbidden_imports(module):
-    done = subprocess.run([sys.executable, '-c', CHECK, module], cwd=ROOT, capture_output=True,
+def _imported(module, check=CHECK):
+    done = subprocess.run([sys.executable, '-c', check, module], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, '%s does not import: %s' % (module, done.stderr)
     return done.stdout.split()
+
+
+def _forbidden_imports(module):
+    return _imported(module)
+
+
+ABOVE_CHECK = ('import importlib, sys; importlib.import_module(sys.argv[1]); '
+               'print(" ".join(sorted(n for n in sys.modules if n.startswith(%r))))' % (ABOVE_RUNTIME,))
+
+
+def test_the_runtime_imports_no_experiment_and_not_the_command_line():
+    """Each runtime module in a fresh interpreter: no experiment package is pulled in, transitively."""
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        found = dict(zip(RUNTIME, pool.map(lambda m: _imported(m, ABOVE_CHECK), RUNTIME)))
+    assert {m: names for m, names in found.items() if names} == {}
+
+
+def test_the_runtime_check_catches_an_experiment_import():
+    assert _imported('scripts.fattree.bisection_measure', ABOVE_CHECK) != []
 
 
 def test_pure_modules_never_import_ryu_eventlet_or_mininet():

@@ -1,4 +1,4 @@
-"""The C++ flowlet table (controller/letflow/flowlet_table.h) under a controlled clock."""
+"""The C++ flowlet table (scripts/letflow/ns3/flowlet_table.h) under a controlled clock."""
 
 import subprocess
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from controller.letflow import build
+from scripts.letflow.ns3 import build
 
 DELTA_NS = 1000
 

@@ -1,13 +1,13 @@
-"""A small ns-3 run of the leaf-spine simulator (controller/letflow/letflow_sim.cc)."""
+"""A small ns-3 run of the leaf-spine simulator (scripts/letflow/ns3/letflow_sim.cc)."""
 
 import importlib.util
 
 import pytest
 
-from controller.letflow import build
+from scripts.letflow.ns3 import build
 from scripts.argtypes import seeds_of
-from scripts.letflow.experiment import _save, parse_args
-from controller.letflow.sim import Scenario, SimFlow, bottlenecks, run, summarise
+from scripts.letflow.ns3_experiments import _save, parse_args
+from scripts.letflow.ns3.sim import Scenario, SimFlow, bottlenecks, run, summarise
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ns3") is None,
                                 reason="the ns3 package is not installed")

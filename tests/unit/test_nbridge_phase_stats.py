@@ -1,7 +1,7 @@
-"""The N-Bridge experiment's per-phase figures (scripts.nbridge.experiment.
+"""The N-Bridge experiment's per-phase figures (scripts.nbridge.leaf_fault.
 phase_stats): which blocks count for a phase's hops, and failed pairs; and
 the README table made from them."""
-from scripts.nbridge.experiment import markdown, phase_stats
+from scripts.nbridge.leaf_fault import markdown, phase_stats
 
 CROSS = ('10.0.0.1', '10.0.0.2')
 OTHER = ('10.0.0.3', '10.0.0.4')

@@ -1,7 +1,7 @@
 """Which switch runs on which private Open vSwitch instance, and how many instances a fabric gets."""
 import pytest
 
-from scripts import ovs_instances
+from scripts.emulator.ovs import instances as ovs_instances
 from topologies.fattree import FatTree
 
 

@@ -1,6 +1,6 @@
 """One OVSDB transaction for a fabric's bridges: what it inserts and how
-rows refer to each other (scripts/ovsdb.py)."""
-from scripts.ovsdb import Bridge, add_bridges_ops, default_remote, delete_bridges_ops
+rows refer to each other (scripts/emulator/ovs/ovsdb.py)."""
+from scripts.emulator.ovs.ovsdb import Bridge, add_bridges_ops, default_remote, delete_bridges_ops
 
 
 def bridge(name, ports):
@@ -50,7 +50,7 @@ def test_deleting_bridges_removes_them_from_the_switch_set():
 def test_the_database_is_found_where_ovs_vsctl_finds_it(monkeypatch):
     monkeypatch.delenv('OVS_RUNDIR', raising=False)
     assert default_remote() == 'unix:/var/run/openvswitch/db.sock'
-    monkeypatch.setenv('OVS_RUNDIR', '/tmp/private-ovs')  # scripts/private_ovs.sh
+    monkeypatch.setenv('OVS_RUNDIR', '/tmp/private-ovs')  # scripts/emulator/ovs/private_ovs.sh
     assert default_remote() == 'unix:/tmp/private-ovs/db.sock'
 
 

@@ -7,7 +7,7 @@ import pytest
 from controller.p4.entries import (
     fattree_commands, letflow_commands, sketch_commands, tcam_entries, two_level_commands)
 from controller.fattree.twolevel import TwoLevelTable, all_tables, switch_table
-from scripts.p4.fabric import decode_report, fattree_model, letflow_model, sketch_model
+from scripts.p4.bmv2_fabric import decode_report, fattree_model, letflow_model, sketch_model
 from topologies.addressing import ip_to_int
 from topologies.fattree import FatTree
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from scripts import traffic
+from scripts.emulator import traffic
 
 
 class StubHost:

@@ -4,8 +4,8 @@ import subprocess
 
 import pytest
 
-from scripts.faults import FaultError
-from scripts.vswitchd import DATA_QUEUE_PACKETS, DaemonSettings, send_buffer_bytes, send_socket_inode
+from scripts.emulator.faults import FaultError
+from scripts.emulator.ovs.vswitchd import DATA_QUEUE_PACKETS, DaemonSettings, send_buffer_bytes, send_socket_inode
 
 
 class FakeSites:

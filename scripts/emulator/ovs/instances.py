@@ -5,7 +5,7 @@ and adds and removes them one at a time, each step over all ports it has (twice
 the ports, about four times as long: scripts/fattree/ovs_port_cost.py;
 k=16 has 5,120); one
 daemon forwards every packet with one thread, on one core; and it runs every
-BFD session in one monitor thread (more than ``bfd.MAX_SESSIONS`` fall
+BFD session in one monitor thread (more than ``scripts.emulator.bfd.policy.MAX_SESSIONS`` fall
 behind). Split over ``n`` daemons, each holds a share of the switches,
 they work in parallel on both cores, and teardown is ending them.
 
@@ -27,8 +27,8 @@ import signal
 import subprocess
 import time
 
-from scripts.faults import run_command
-from scripts.vswitchd import JEMALLOC
+from scripts.emulator.faults import run_command
+from scripts.emulator.ovs.vswitchd import JEMALLOC
 
 RUN_ROOT = '/run/dcfabric'
 NETNS_PREFIX = 'dcfovs'
@@ -124,7 +124,7 @@ class OvsInstance:
             f.write(str(relay.pid))
         steps = [['ip', 'netns', 'add', self.netns],
                  ['ip', '-n', self.netns, 'link', 'set', 'lo', 'up'],
-                 # scripts/faults.py black-holes silent failures into ifb0 next to the switches
+                 # scripts/emulator/faults.py black-holes silent failures into ifb0 next to the switches
                  ['ip', '-n', self.netns, 'link', 'add', 'ifb0', 'type', 'ifb'],
                  ['ovsdb-tool', 'create', os.path.join(self.rundir, 'conf.db'), SCHEMA],
                  self.prefix() + ['ovsdb-server', os.path.join(self.rundir, 'conf.db'),
@@ -214,7 +214,7 @@ class OvsInstances:
 
 
 class InstanceSites:
-    """scripts/faults.py's ``sites`` for a fabric on several instances: a
+    """scripts/emulator/faults.py's ``sites`` for a fabric on several instances: a
     switch's commands run in its instance's namespace with the OVS tools
     pointed at its daemons; a host's (None) on this machine."""
 

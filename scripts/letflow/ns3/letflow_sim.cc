@@ -5,7 +5,7 @@
 // driver parallelises independent runs as plain subprocesses.
 //
 // Input: a scenario file of "key value..." lines written by
-// scripts/letflow/experiment.py (see ScenarioFile below).  Output: JSON on
+// scripts/letflow/ns3_experiments.py (see ScenarioFile below).  Output: JSON on
 // stdout with per-flow completion times, per-leaf per-spine counters and the
 // number of flows per spine path over time.
 #include <cmath>

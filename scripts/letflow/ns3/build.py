@@ -3,10 +3,10 @@
 g++ builds against the headers and shared libraries shipped inside the PyPI
 ``ns3`` package (its pkg-config files point at the wheel's build machine, so
 the paths are derived from the installed package instead).  Binaries go to
-``controller/letflow/bin/`` (git-ignored) and are rebuilt only when a source is
+``scripts/letflow/ns3/bin/`` (git-ignored) and are rebuilt only when a source is
 newer, so calling this again is cheap.
 
-    python -m controller.letflow.build [--force]
+    python -m scripts.letflow.ns3.build [--force]
 """
 
 import argparse

@@ -6,7 +6,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from controller.letflow import build
+from scripts.letflow.ns3 import build
 
 SCHEMES = ("ecmp", "wcmp", "spray", "letflow")
 # What the paper calls the decision granularity of each scheme.

@@ -32,7 +32,7 @@ class OvsdbError(Exception):
 
 def default_remote():
     """ovsdb-server's socket where ovs-vsctl looks for it: under $OVS_RUNDIR
-    when set (scripts/private_ovs.sh sets it for a private Open vSwitch)."""
+    when set (scripts/emulator/ovs/private_ovs.sh sets it for a private Open vSwitch)."""
     return 'unix:%s/db.sock' % os.environ.get('OVS_RUNDIR', '/var/run/openvswitch')
 
 

@@ -5,8 +5,8 @@ controller.p4.entries.
 Needs ``p4c-bm2-ss``, ``simple_switch`` and ``simple_switch_CLI`` on PATH
 (p4c and bmv2 are not packaged for Debian; see "P4 data planes" in README.md) and root.
 
-    python -m scripts.p4.fabric fattree [--k 4] [--cli]   # two_level.p4 everywhere
-    python -m scripts.p4.fabric letflow [--delta-us N] [--cli]  # 2 leaves, 2 spines
+    python -m scripts.p4.bmv2_fabric fattree [--k 4] [--cli]   # two_level.p4 everywhere
+    python -m scripts.p4.bmv2_fabric letflow [--delta-us N] [--cli]  # 2 leaves, 2 spines
 
 Each switch runs in its own network namespace with its interfaces, so its
 Thrift server (which bmv2 binds to every address) is reachable only from
@@ -38,8 +38,11 @@ from mininet.net import Mininet
 from mininet.node import Switch
 
 from controller.p4.entries import fattree_commands, letflow_commands, sketch_commands
-from scripts import REPO_ROOT, traffic
-from scripts.fabric import MininetContext, end_process, hosts_tx_offload_off, terminate_on_sigterm
+from scripts import REPO_ROOT
+from scripts.emulator import traffic
+from scripts.emulator.controller_process import end_process
+from scripts.emulator.fabric import MininetContext, terminate_on_sigterm
+from scripts.emulator.mininet_classes import hosts_tx_offload_off
 from topologies.fattree import FatTree
 from topologies.leafspine import LeafSpine
 from topologies.mininet_topo import ModelTopo
@@ -272,7 +275,7 @@ def listen_reports(interface, seconds):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog='python -m scripts.p4.fabric', description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(prog='python -m scripts.p4.bmv2_fabric', description=__doc__.split('\n')[0])
     sub = parser.add_subparsers(dest='fabric', required=True)
     tree = sub.add_parser('fattree', help='k-ary fat-tree, two_level.p4 in every switch')
     tree.add_argument('--k', type=int, default=4)

@@ -1,6 +1,6 @@
 """LetFlow experiments on ns-3 and the section 4.2 Markov model.
 
-    python -m scripts.letflow.experiment fig1a|weights|elasticity|delta|markov|all
+    python -m scripts.letflow.ns3_experiments fig1a|weights|elasticity|delta|markov|all
         [--seeds 1 2 3 | --reps N --seed-base B] [--jobs J] [--out DIR] [--duration S]
 
 Topologies follow Fig. 1 of the LetFlow paper, scaled to this machine: every
@@ -31,8 +31,8 @@ import numpy as np
 
 from controller.letflow import markov
 from controller.letflow.workloads import poisson_flows, workload
-from controller.letflow import build
-from controller.letflow.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
+from scripts.letflow.ns3 import build
+from scripts.letflow.ns3.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
 from scripts.argtypes import add_seed_options, seeds_of
 
 SCALE = 0.1                      # link rates and flow sizes relative to the paper

@@ -1,7 +1,7 @@
 """Ryu app for the non-blocking reference switch (topologies.nonblocking):
 ARP answered from the model, one /32 route per host.
 
-    python -m controller.ryuapp.manager controller.fattree.nonblocking_app --params '{"k": 4}'
+    python -m controller.ryuapp.manager controller.fattree.nonblocking_switch_app --params '{"k": 4}'
 """
 from controller.ryuapp.fabric_app import FabricApp
 from controller.ryuapp.web import FabricViewMixin

@@ -1,6 +1,6 @@
 """Kevin experiments.
 
-  python -m scripts.kevin.experiment emulation [--n 8 --k-s 2 --k-d 1] [--bw 10]
+  python -m scripts.kevin.experiments_cli emulation [--n 8 --k-s 2 --k-d 1] [--bw 10]
           [--duration 20] [--elephants 3 | --pairs 000:100 ...] [--mice 8]
           [--schemes none bfs greedy distda] [--seeds 1 2 3 | --reps 3 --seed-base 1]
       Emulated fabric (Mininet + the Ryu apps), one fresh fabric per scheme
@@ -22,10 +22,10 @@
       greedy paths all cross one directed ToR link: the hot spot DA links are
       meant to relieve (a k_d = 1 fabric can give each its own link).
 
-  python -m scripts.kevin.experiment report results/kevin/emulation.json
+  python -m scripts.kevin.experiments_cli report results/kevin/emulation.json
       The README's Markdown table of a finished emulation run.
 
-  python -m scripts.kevin.experiment model [--n 64 256] [--loads ...]
+  python -m scripts.kevin.experiments_cli model [--n 64 256] [--loads ...]
           [--seeds 0 1 2 | --reps 3 --seed-base 0]
       Pure model at scale (scripts.kevin.model_experiment): average
       ToR-to-ToR path length versus load for static de Bruijn, Kevin with
@@ -67,7 +67,7 @@ def _pairs_text(pairs):
 
 
 def cmd_emulation(args):
-    from scripts.fabric import progress
+    from scripts.emulator.progress import progress
     seeds = seeds_of(args)
     kevin = Kevin(args.n, args.k_s, args.k_d, hosts_per_tor=args.hosts)
     for scheme in args.schemes:
@@ -114,8 +114,9 @@ def timing_options(p):
 
 
 def add_cli_arguments(parser):
-    """``dcfabric kevin cli|tables``: scripts.cli hands its ``kevin`` parser here."""
-    sub = parser.add_subparsers(dest='kevin_command', metavar='{cli,tables}', required=True)
+    """``dcfabric kevin cli|tables``: scripts.cli hands its ``kevin`` parser
+    here, and adds the experiments to the subparsers returned."""
+    sub = parser.add_subparsers(dest='kevin_command', required=True)
     p = sub.add_parser('cli', help="start a Kevin fabric with its controller and open Mininet's CLI")
     fabric_options(p)
     p.add_argument('--scheduler', choices=SCHEMES, default='none',
@@ -133,6 +134,7 @@ def add_cli_arguments(parser):
     p.add_argument('--da', nargs='+', metavar='SRC:DST[:SPINE]',
                    help='add DA links first, e.g. 011:100 (the seed\'s Figure 4)')
     p.set_defaults(func=cmd_tables)
+    return sub
 
 
 def cmd_report(args):

@@ -8,12 +8,14 @@ machine's cores. A fixed 100 ms grows with k^3 (k=8: 5,120 packets/s, k=16:
 ``BUDGET_PPS``, never below ``FLOOR_MS``: the lowest interval that had no
 false detection on a k=4 fat-tree idle and under full load when it was
 chosen (scripts/fattree/bfd_floor.py). Measured again with ovs-vswitchd's
-send buffer raised on shaped fabrics (scripts/vswitchd.py SendBuffer),
+send buffer raised on shaped fabrics (scripts/emulator/ovs/vswitchd.py SendBuffer),
 50, 70 and 100 ms all held idle and under load on shaped links (README);
 the floor stays where every k=4 measurement of the project was made.
 Detection takes ``MULT`` missed intervals.
 """
 import math
+
+UDP_PORT = 3784  # RFC 5881, Open vSwitch's BFD
 
 BUDGET_PPS = 2000
 FLOOR_MS = 70
@@ -41,7 +43,7 @@ def default_interval(switch_links, daemons=1):
     """The interval a fabric gets unless told otherwise: the whole fabric
     within the packet budget (the machine's two cores run every daemon), or
     None (BFD off, carrier only) when a daemon's share of the sessions, its
-    switches spread over ``daemons`` ovs-vswitchd (scripts/ovs_instances.py
+    switches spread over ``daemons`` ovs-vswitchd (scripts/emulator/ovs/instances.py
     balances their ports), is above ``MAX_SESSIONS``."""
     if 2 * math.ceil(switch_links / daemons) > MAX_SESSIONS:
         return None

@@ -2,10 +2,10 @@
 import argparse
 import functools
 
-from scripts import faults
+from scripts.emulator import faults
 from scripts.cluster.placement import PlacementError, parse_servers, place_fattree
 from scripts.cluster.sites import TUNNEL_KINDS, ServerSites
-from scripts.ovs_instances import InstanceSites
+from scripts.emulator.ovs.instances import InstanceSites
 
 
 def _servers(text):
@@ -35,7 +35,7 @@ def fabric_class(args, local):
 
 def switch_sites(args, model):
     """Where the switches of ``model`` run: this machine (on its own Open
-    vSwitch, or on the private instances of scripts/ovs_instances.py that
+    vSwitch, or on the private instances of scripts/emulator/ovs/instances.py that
     run now), or the --cluster servers."""
     if not args.cluster:
         return InstanceSites.running() or faults.LOCAL

@@ -11,7 +11,7 @@ revalidator/wait` did not fix it, `revalidator/purge` did). Seen in 4 of 4
 runs of the fault tests after another fabric, 0 of 5 with exact-match
 flows; they only cost more upcalls. Daemon-wide, until the daemon
 restarts, so ``undo`` turns megaflows back on: the machine's own daemon is
-shared (a private daemon, scripts/ovs_instances.py, or a container
+shared (a private daemon, scripts/emulator/ovs/instances.py, or a container
 server's ends with the fabric).
 
 ``SendBuffer``: the send buffer of the daemon's one packet socket, on
@@ -26,7 +26,7 @@ forwarded 10,000 packets per second); with jemalloc the same permutation
 instead of 394, with 0 BFD false failures instead of 20, and the idle
 daemon took 20% of a core instead of 28%.
 
-How the daemons share the CPU with the hosts: scripts/host_cpu_group.py.
+How the daemons share the CPU with the hosts: scripts/emulator/host_cpu_group.py.
 """
 import contextlib
 import ctypes
@@ -34,7 +34,7 @@ import os
 import socket
 import time
 
-from scripts.faults import FaultError
+from scripts.emulator.faults import FaultError
 
 APPCTL = ('ovs-appctl', '--timeout=10')
 # at teardown the daemon may still be dropping the fabric's ports (k=8: about
@@ -46,7 +46,7 @@ JEMALLOC = 'libjemalloc.so.2'  # Debian's libjemalloc2, as LD_PRELOAD finds it
 def daemon_pid_path():
     """The pid file of the ovs-vswitchd that ovs-vsctl (and so Mininet)
     talks to here: this machine's, or a private one's ($OVS_RUNDIR,
-    scripts/private_ovs.sh)."""
+    scripts/emulator/ovs/private_ovs.sh)."""
     return os.path.join(os.environ.get('OVS_RUNDIR', '/run/openvswitch'), 'ovs-vswitchd.pid')
 
 

@@ -1,9 +1,9 @@
 """The leaf-switch shield/recover experiment of seed 003 section 5, on an
 emulated K-ary N-Bridge (Mininet + userspace OVS + controller.nbridge.app).
 
-    sudo .venv/bin/python -m scripts.nbridge.experiment [--shape 33,6] [--target 13,2]
+    sudo .venv/bin/python -m scripts.nbridge.leaf_fault [--shape 33,6] [--target 13,2]
         [--phase 10] [--period 0.2] [--json results.json]
-    python -m scripts.nbridge.experiment --report RUN.json [RUN.json ...]   # the README's table
+    python -m scripts.nbridge.leaf_fault --report RUN.json [RUN.json ...]   # the README's table
 
 1. Pick a target leaf; node list = the hosts of every leaf on one of its
    lines (2-D: LSW(a, j0) and LSW(j1, b)), without the target's own hosts.
@@ -131,7 +131,7 @@ def phase_stats(blocks, phases, crossing, period, settle_s=1.0, outage_s=2.0):
 def run_phases(fabric, topo, target, phase_s=5.0, period=0.2, size=1000, rest_port=8080, log=print):
     """The five phases on a running fabric; returns the results as a dict."""
     from scripts.nbridge.alltoall import AllToAll
-    from scripts.traffic import wait_all_pairs
+    from scripts.emulator.traffic import wait_all_pairs
 
     leaf = topo.leaf_name(target)
     nodes = node_list(topo, target)
@@ -170,7 +170,7 @@ def run_phases(fabric, topo, target, phase_s=5.0, period=0.2, size=1000, rest_po
 def run_experiment(shape=(4, 3), q=1, hosts_per_leaf=1, target=None, phase_s=5.0, period=0.2, size=1000,
                    ofp_port=6653, rest_port=8080, log=print):
     """Build the fabric with its controller, run the phases, tear down."""
-    from scripts.fabric import Fabric
+    from scripts.emulator.fabric import Fabric
 
     topo = NBridge(shape, q, hosts_per_leaf)
     target = topo.check_coords(target) if target is not None else default_target(topo)
@@ -239,7 +239,7 @@ def coordinates(text):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog='scripts.nbridge.experiment', description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(prog='scripts.nbridge.leaf_fault', description=__doc__.split('\n\n')[0])
     parser.add_argument('--shape', type=coordinates, default=(4, 3), help='K_{N-1},...,K_0 (paper: 33,6)')
     parser.add_argument('--q', type=int, default=1, help='root switches per line')
     parser.add_argument('--hosts', type=int, default=1, help='hosts per leaf')
@@ -260,7 +260,7 @@ def main(argv=None):
                 results.append(json.load(f))
         print(markdown(results))
         return
-    from scripts.fabric import SetupError
+    from scripts.emulator.errors import SetupError
     try:
         result = run_experiment(args.shape, args.q, args.hosts, args.target, args.phase, args.period, args.size,
                                 args.ofp_port, args.rest_port,

@@ -1,5 +1,5 @@
 """The fat-tree app's routing schemes and their parameters, without Ryu (the
-CLI and tests read them; controller.fattree.schemes implements them).
+CLI and tests read them; controller.fattree.scheme_strategies implements them).
 
   twolevel    the two-level tables only (sections 3.3-3.5; the default)
   ecmp        upward ports chosen by an OpenFlow select group (5-tuple hash)

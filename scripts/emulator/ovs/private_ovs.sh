@@ -4,11 +4,11 @@
 # machine's ovs-vswitchd: its one userspace-datapath thread forwards every
 # bridge's packets and stalls while other emulations add or delete bridges.
 #
-#   scripts/private_ovs.sh start            # namespace dcfbis, OVS in /tmp/dcfbis-ovs
-#   scripts/private_ovs.sh exec CMD ARGS..  # run CMD there (Mininet, controller, ovs-* tools)
-#   scripts/private_ovs.sh stop             # stop the daemons, delete the namespace
+#   scripts/emulator/ovs/private_ovs.sh start            # namespace dcfbis, OVS in /tmp/dcfbis-ovs
+#   scripts/emulator/ovs/private_ovs.sh exec CMD ARGS..  # run CMD there (Mininet, controller, ovs-* tools)
+#   scripts/emulator/ovs/private_ovs.sh stop             # stop the daemons, delete the namespace
 #
-# e.g. scripts/private_ovs.sh exec nice .venv/bin/dcfabric bisection --reps 2
+# e.g. scripts/emulator/ovs/private_ovs.sh exec nice .venv/bin/dcfabric bisection --reps 2
 # The netdev datapath's tap device is per namespace, hence the namespace;
 # OVS_RUNDIR points every ovs-vsctl/ovs-ofctl (and so Mininet) at this OVS.
 set -euo pipefail
@@ -28,7 +28,7 @@ start)
     in_ns ovsdb-server "$DIR/conf.db" --remote="punix:$DIR/db.sock" --pidfile="$DIR/ovsdb-server.pid" \
         --detach --log-file="$DIR/ovsdb-server.log"
     in_ns ovs-vsctl --no-wait init
-    # jemalloc: scripts/vswitchd.py says why
+    # jemalloc: scripts/emulator/ovs/vswitchd.py says why
     in_ns env LD_PRELOAD=libjemalloc.so.2 ovs-vswitchd "unix:$DIR/db.sock" --pidfile="$DIR/ovs-vswitchd.pid" --detach \
         --log-file="$DIR/ovs-vswitchd.log"
     echo "private OVS running in $DIR (namespace $NS)" ;;

@@ -1,7 +1,7 @@
 """Ryu app: the fat-tree's central routing entity (Al-Fares et al. 3.5, 3.8).
 
 Start it with ``dcfabric controller --k K`` (or
-``python -m controller.ryuapp.manager controller.fattree.app --params '{"k": K}'``).
+``python -m controller.ryuapp.manager controller.fattree.routing_app --params '{"k": K}'``).
 
 It tracks every switch port's carrier and liveness (OFPPS_LIVE: carrier and,
 where enabled, BFD) from port-status messages; a switch-to-switch link is
@@ -30,7 +30,7 @@ from controller.ryuapp.web import FabricViewMixin
 from controller.fattree.failover import link_key, tables_with_failures
 from controller.fattree.link_state import Coalescer, PortStates
 from controller.fattree.pipeline import arp_responder_rules, compile_table
-from controller.fattree.schemes_app import SchemeMixin
+from controller.fattree.scheme_mixin_app import SchemeMixin
 from topologies.fattree import FatTree
 from topologies.model import model_port
 

@@ -2,8 +2,8 @@
 outages: ``send`` paces packets at a fixed rate; ``recv`` writes one JSON
 line per received packet's (seq, sent, received) when it stops.
 
-    python -m scripts.probe send DST_IP PORT --rate 1000 --seconds 6 [--fresh-ports]
-    python -m scripts.probe recv PORT --seconds 7
+    python -m scripts.emulator.probe send DST_IP PORT --rate 1000 --seconds 6 [--fresh-ports]
+    python -m scripts.emulator.probe recv PORT --seconds 7
 """
 import argparse
 import json

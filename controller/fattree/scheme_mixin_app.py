@@ -1,11 +1,11 @@
 """The fat-tree's routing schemes on the Ryu side, chosen at controller start
-with the ``scheme`` parameter (names and parameters: controller.fattree.scheme_params):
+with the ``scheme`` parameter (names and parameters: controller.fattree.scheme_parameters):
 
-    python -m controller.ryuapp.manager controller.fattree.app --params \\
+    python -m controller.ryuapp.manager controller.fattree.routing_app --params \\
         '{"k": 4, "scheme": "scheduler", "link_mbps": 10}'
 
 ``SchemeMixin`` gives the app its scheme (the pure strategy of
-controller.fattree.schemes), sends the per-flow entries the scheme decides,
+controller.fattree.scheme_strategies), sends the per-flow entries the scheme decides,
 runs the counter-polling loop (per-flow counters for the dynamic schemes,
 port counters for link loads in all) and serves the REST state view
 (controller.ryuapp.rest). It only turns decisions into flow-mods and
@@ -20,9 +20,9 @@ from ryu.lib import hub
 from ryu.lib.packet import ipv4, packet, tcp, udp
 
 from controller.fattree.classifier import FlowKey, RateMeter
-from controller.fattree.scheme_params import SchemeParameterError, scheme_config
-from controller.fattree.scheme_rules import COOKIE_FLOW, flow_of_match
-from controller.fattree.schemes import SCHEMES
+from controller.fattree.scheme_parameters import SchemeParameterError, scheme_config
+from controller.fattree.scheme_table0_rules import COOKIE_FLOW, flow_of_match
+from controller.fattree.scheme_strategies import SCHEMES
 from controller.openflow.rules import TABLE_FLOWS
 from controller.ryuapp import ofp
 from controller.ryuapp.rest import VIEW_KEY, FatTreeRest, StateView
@@ -67,7 +67,7 @@ class SchemeMixin:
         hub.spawn(self._poll_loop)
 
     def apply_entry_changes(self, changes):
-        """Send the per-flow entries a scheme decided (controller.fattree.schemes.EntryChange)."""
+        """Send the per-flow entries a scheme decided (controller.fattree.scheme_strategies.EntryChange)."""
         for change in changes:
             datapath = self.datapaths.get(change.switch)
             if datapath is None:

@@ -1,18 +1,18 @@
 """The fat-tree's routing schemes as pure strategies (no Ryu): what each
 puts in table 0 and how it answers new flows, counters, rounds and link
 failures -- with the per-flow entries to install or remove, as data. The
-Ryu side (controller.fattree.schemes_app) sends them and feeds the calls;
-names and parameters are in controller.fattree.scheme_params.
+Ryu side (controller.fattree.scheme_mixin_app) sends them and feeds the calls;
+names and parameters are in controller.fattree.scheme_parameters.
 
 The decisions themselves live in controller.fattree.classifier and
-controller.fattree.scheduler; the entries in controller.fattree.scheme_rules.
+controller.fattree.scheduler; the entries in controller.fattree.scheme_table0_rules.
 """
 from dataclasses import dataclass
 
 from controller.fattree.classifier import FlowClassifier, RateMeter
 from controller.fattree.failover import avoidance, tables_with_failures
 from controller.fattree.scheduler import FlowScheduler, reported_flows
-from controller.fattree.scheme_rules import (
+from controller.fattree.scheme_table0_rules import (
     bypass_rule, ecmp_rules_and_groups, flow_rule, new_flow_rules)
 from controller.openflow.rules import FlowRule
 

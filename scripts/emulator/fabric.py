@@ -1,0 +1,279 @@
+"""Run a dcfabric network: a model's Mininet topology on userspace Open
+vSwitch, driven by a dcfabric Ryu app in a controller subprocess.
+
+``Fabric`` is a context manager that always tears down what it started (the
+Mininet network, its veths and bridges, the controller and any process
+started in a host) on exit, error, Ctrl-C or SIGTERM.
+"""
+import signal
+import subprocess
+import time
+
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+
+from scripts.emulator import faults
+from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
+from scripts.emulator.controller_process import Controller
+from scripts.emulator.errors import SetupError
+from scripts.emulator.host_cpu_group import HostCpuGroup
+from scripts.emulator.machine_checks import check_machine
+from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, FabricHost, ListeningController,
+                                              ShapedLink, UserOVSSwitch, hosts_tx_offload_off)
+from scripts.emulator.ovs import ovsdb, vswitchd
+from scripts.emulator.ovs.instances import (InstanceSites, OvsInstanceError, OvsInstances,
+                                            placement as instance_placement, require_tools, switch_ports)
+from scripts.emulator.progress import progress
+from topologies.mininet_topo import ModelTopo
+from topologies.model import ofport
+
+
+def terminate_on_sigterm():
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+
+
+def stop_ovs_network(net, instances=None):
+    """Tear an OVS fabric down in three batched steps instead of Mininet's
+    net.stop(), which deletes every interface through a node's shell, one at
+    a time, while its bridge still exists (ovs-vswitchd reconfigures after
+    each: minutes at k=16): every bridge in one ovsdb transaction, every
+    switch-side veth (and so its peer) in one ``ip link delete group``
+    (BatchedMininet), then the node shells (a host's namespace goes with its
+    shell). Each step runs even if one before it failed; the first failure
+    is raised at the end. ovs-vswitchd drops the bridges in its own time,
+    and nothing here needs to wait for it.
+
+    Switches on Open vSwitch instances of their own (``instances``,
+    scripts/ovs_instances) go with their instances instead: their shells
+    end, then the daemons and the namespaces (and so every veth with an end
+    there), with nothing for a daemon to reconfigure."""
+    errors = []
+    if instances is not None:
+        for switch in net.switches:
+            switch.terminate()
+        instances.stop()
+    bridges = [switch.name for switch in net.switches if not getattr(switch, 'instance', None)]
+    try:
+        if bridges:
+            ovsdb.delete_bridges(bridges)
+    except Exception as error:  # the veths and shells must go whatever happened here
+        errors.append('deleting bridges: %s' % error)
+    link_group = getattr(net, 'link_group', None)
+    if link_group is not None:
+        subprocess.run(['ip', 'link', 'delete', 'group', str(link_group)], capture_output=True)
+    # what the group did not hold (TCLink makes its own veths); -force: a
+    # veth already gone with its peer is no reason to stop
+    interfaces = [intf.name for s in net.switches if not getattr(s, 'instance', None)
+                  for intf in s.intfList() if intf.name != 'lo']
+    subprocess.run(['ip', '-force', '-batch', '-'], capture_output=True, text=True,
+                   input=''.join('link del dev %s\n' % name for name in interfaces))
+    for node in net.hosts + net.switches:
+        node.terminate()
+    net.links, net.hosts, net.switches = [], [], []
+    if errors:
+        raise SetupError('; '.join(errors))
+
+
+class MininetContext:
+    """What every emulated fabric runner shares: ``with`` starts it and, if
+    starting fails part-way or the block ends, stops the network and then
+    releases whatever else the runner holds; nodes are looked up by the
+    model's names. A runner implements ``start()`` and ``release()``."""
+    model = None
+    net = None
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def stop(self):
+        try:
+            if self.net is not None:
+                self.stop_network()
+                self.net = None
+        finally:
+            self.release()
+
+    def stop_network(self):
+        self.net.stop()
+
+    def node(self, name):
+        """The Mininet host or switch the model calls ``name``."""
+        self.model.node(name)
+        return self.net.get(name)
+
+
+class Fabric(MininetContext):
+    """Start ``model`` in Mininet with controller app ``app``.
+
+    bw: host and switch link rate in Mbit/s (HTB shaping), None for unshaped.
+    bfd_ms: BFD interval on every switch-to-switch link (detection after 3
+    missed), None for no BFD.
+    listen: the controller's address (switches connect to it).
+    ovs_instances: Open vSwitch daemons the switches are spread over (1: the
+    machine's own; more: private ones, scripts/emulator/ovs/instances.py; unshaped
+    links only).
+
+    ``start`` returns when the fabric is ready: every BFD session is up and,
+    when the controller has a ready path, it has acknowledged programming
+    every switch and holds no failures.
+
+    Subclasses that run the switches elsewhere (scripts/cluster) override
+    ``check``, ``make_net``, ``stop_network``, ``sites`` (where switch
+    commands run), ``host_sites`` (where hosts run) and ``bfd_at_creation``.
+    """
+    sites = faults.LOCAL
+    host_sites = faults.LOCAL  # where hosts run
+    bfd_at_creation = True  # UserOVSSwitch.configured; otherwise enabled once the switches run
+
+    def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
+                 controller=True, log_level='warning', bfd_ms=None, ready_path=None, stats_period=None,
+                 listen='127.0.0.1', ovs_instances=1):
+        self.model = model
+        self.ovs, self.instance_of = None, None
+        if ovs_instances > 1:
+            if bw:
+                raise SetupError('%d Open vSwitch instances need unshaped links: --bw shapes them with '
+                                 'Mininet\'s TCLink, which makes its veths in this namespace (use '
+                                 '--ovs-instances 1 with --bw)' % ovs_instances)
+            self.ovs = OvsInstances(ovs_instances, listen, ofp_port)
+            self.instance_of = {switch: self.ovs.instances[index] for switch, index
+                                in instance_placement(switch_ports(model), ovs_instances).items()}
+            self.sites = InstanceSites(self.instance_of, self.ovs.instances)
+        self.bw = bw
+        self.bfd_ms = bfd_ms
+        self.bfd_column = bfd_policy.interface_options(bfd_ms) if bfd_ms else None
+        self.listen = listen
+        self.controller = (Controller(app, params, ofp_port, rest_port, ready_path=ready_path,
+                                      stats_period=stats_period, listen=listen) if controller else None)
+        self.ofp_port = ofp_port
+        self.net = None
+        self.started_at = None  # when net.start() returned
+        self.ready_at = None  # when BFD was up and the controller ready
+        self.daemon_settings = None  # scripts.emulator.ovs.vswitchd.DaemonSettings once applied
+        self.host_group = None  # the hosts' HostCpuGroup once made
+        self.send_buffer = None  # scripts.emulator.ovs.vswitchd.SendBuffer once applied (shaped links)
+        self.log_level = log_level
+
+    def check(self):
+        check_machine()
+        if self.ovs:
+            try:
+                require_tools()
+            except OvsInstanceError as error:
+                raise SetupError(str(error)) from None
+
+    def make_net(self, topo, link_class, cpu_group):
+        switch_class = UserOVSSwitch.configured(self.bfd_column, self.instance_of)
+        net_class = BatchedMininet if link_class is BatchedLink else Mininet
+        return net_class(topo=topo, switch=switch_class, host=FabricHost.in_group(cpu_group),
+                         link=link_class, build=False,
+                         controller=None, autoSetMacs=False, autoStaticArp=False)
+
+    def start(self):
+        self.check()
+        terminate_on_sigterm()
+        setLogLevel(self.log_level)
+        if self.controller:
+            self.controller.start()
+        link_opts, link_class = None, BatchedLink
+        if self.bw:
+            # TCLink shapes each interface as it makes it (and would turn
+            # offloads back on: keep them off).
+            link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, ShapedLink
+        topo = ModelTopo(self.model, link_opts=link_opts)
+        if self.ovs:
+            progress('starting %d Open vSwitch instances' % len(self.ovs.instances))
+            try:
+                stale = self.ovs.start()
+            except OvsInstanceError as error:
+                raise SetupError(str(error)) from None
+            if stale:
+                progress('removed %d Open vSwitch instances left by an earlier run' % stale)
+        self.host_group = HostCpuGroup(self.host_sites)
+        cpu_group = self.host_group.make()
+        if self.host_group.stale_removed:
+            progress('removed %d hosts CPU groups left by earlier runs' % self.host_group.stale_removed)
+        if self.host_group.unavailable:
+            progress('warning: no cgroup v1 cpu hierarchy (%s) on %s: hosts are not grouped, and heavy '
+                     'traffic can starve ovs-vswitchd (scripts/emulator/host_cpu_group.py)'
+                     % (self.host_group.root, ', '.join(server or 'this machine'
+                                                         for server in self.host_group.unavailable)))
+        self.net = self.make_net(topo, link_class, cpu_group)
+        self.net.addController(ListeningController('c0', ip=self.listen, port=self.ofp_port))
+        progress('building %s: %d switches, %d hosts, %d links'
+                 % (self.model.name, len(self.model.switches), len(self.model.hosts),
+                    len(self.model.links)))
+        self.net.build()
+        if self.bfd_ms:
+            progress('while the fabric runs, ovs-vswitchd caches exact-match datapath flows '
+                     '(megaflows go stale across failures): scripts/emulator/ovs/vswitchd.py')
+        self.daemon_settings = vswitchd.DaemonSettings(self.sites, exact_match=bool(self.bfd_ms))
+        self.daemon_settings.apply()
+        if self.sites is faults.LOCAL and not vswitchd.uses_jemalloc():
+            progress('warning: ovs-vswitchd allocates with glibc\'s malloc and forwards about '
+                     'a quarter less (restart it: LD_PRELOAD=%s /usr/share/openvswitch/scripts/ovs-ctl '
+                     'restart; scripts/emulator/ovs/vswitchd.py)' % vswitchd.JEMALLOC)
+        progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
+            self.bfd_ms, len(self.model.switch_links()), bfd_policy.detection_ms(self.bfd_ms))
+            if self.bfd_ms else ''))
+        self.net.start()
+        self.started_at = time.time()
+        hosts_tx_offload_off(self.net)
+        # generous: ovs-vswitchd brings sessions up one poll loop at a time
+        timeout = 60 + len(self.model.switches) // 2
+        if self.bfd_ms:
+            if not self.bfd_at_creation:
+                bfd_sessions.enable(self.model, self.bfd_column, sites=self.sites)
+            progress('waiting for BFD on %d interfaces' % (2 * len(self.model.switch_links())))
+            bfd_sessions.wait_up(self.model, timeout=timeout, sites=self.sites)
+        if self.controller and self.controller.ready_path:
+            progress('waiting for the controller to program %d switches' % len(self.model.switches))
+            self.controller.wait_ready(timeout)
+        if self.bw:
+            ports = sum(len(self.model.ports(switch.name)) for switch in self.model.switches)
+            size = vswitchd.send_buffer_bytes(ports)
+            progress('ovs-vswitchd\'s send socket: %d MiB of buffer, more than the queues of %d shaped '
+                     'ports hold (scripts/emulator/ovs/vswitchd.py SendBuffer)' % (size >> 20, ports))
+            self.send_buffer = vswitchd.SendBuffer(size)
+            self.send_buffer.apply(self.send_one_frame)
+        self.ready_at = time.time()
+
+    def send_one_frame(self):
+        """Make the switches' daemon send one frame: a host's edge switch
+        sends it a frame of the local experimental ethertype, which the host
+        drops."""
+        host = self.model.hosts[0]
+        switch, port = self.model.host_attachment(host.name)
+        frame = host.mac.replace(':', '') + '020000000000' + '88b5' + '00' * 46
+        faults.run_command('ovs-ofctl', '-O', 'OpenFlow13', 'packet-out', switch,
+                           'in_port=controller packet=%s actions=output:%d' % (frame, ofport(port)))
+
+    def stop_network(self):
+        progress('stopping %s' % self.model.name)
+        stop_ovs_network(self.net, self.ovs)
+
+    def release(self):
+        if self.ovs:
+            self.ovs.stop()  # again if the network never started
+        if self.daemon_settings and self.ovs is None:  # private daemons end with the fabric
+            self.daemon_settings.undo()
+        self.daemon_settings = None
+        if self.send_buffer:
+            self.send_buffer.undo()
+        self.send_buffer = None
+        if self.host_group:
+            self.host_group.remove()  # after the network: it ended the hosts
+        self.host_group = None
+        if self.controller:
+            self.controller.stop()

@@ -1,0 +1,285 @@
+"""The Mininet classes a fabric is made of: userspace Open vSwitch bridges
+started in one OVSDB transaction, hosts in the fabric's CPU group, shaped
+links with a class for BFD, and veths made in one ``ip -batch``."""
+import os
+import subprocess
+
+from mininet.link import Intf, Link, TCIntf, TCLink
+from mininet.net import Mininet
+from mininet.node import Host, OVSSwitch, RemoteController
+
+from scripts.emulator import faults
+from scripts.emulator.bfd import policy as bfd_policy
+from scripts.emulator.errors import SetupError
+from scripts.emulator.ovs import ovsdb
+from scripts.emulator.progress import progress
+
+
+class NetdevOVSSwitch(OVSSwitch):
+    """OVS on the userspace datapath (no kernel module here), OpenFlow 1.3,
+    fail-mode secure, started by Mininet's own code (a real subclass, so
+    Mininet starts switches in one batch): bare Mininet, for comparison."""
+
+    def __init__(self, name, **params):
+        params.setdefault('datapath', 'user')
+        params.setdefault('protocols', 'OpenFlow13')
+        params.setdefault('failMode', 'secure')
+        super().__init__(name, **params)
+
+
+# Open vSwitch drops a controller that has not answered its echo for 5 s. A
+# k=16 controller recomputing under start-up load went silent longer: 9
+# switches were dropped, reconnected and reprogrammed over and over.
+CONTROLLER_INACTIVITY_PROBE_MS = 30000
+
+
+class UserOVSSwitch(NetdevOVSSwitch):
+    """The project's switch: the bridges of a whole fabric in one OVSDB
+    transaction (one per Open vSwitch instance).
+
+    A subclass made by ``configured`` carries the fabric's settings. With
+    ``bfd_column`` (scripts.emulator.bfd.interface_options), every switch-to-switch
+    interface is created with BFD on, in
+    the same ovsdb transaction as its bridge: a port is never live before its
+    BFD session is up, so the controller never sees BFD's start as a
+    failure. With ``instance_of`` ({switch name: scripts.emulator.ovs.instances
+    OvsInstance}), a switch runs on its own Open vSwitch instance: its shell
+    (and so every ovs-* command Mininet runs for it) is in the instance's
+    namespace with the tools pointed at its daemons, and it reaches the
+    controller through the instance's relay socket."""
+    bfd_column = None
+    instance_of = None
+
+    @classmethod
+    def configured(cls, bfd_column=None, instance_of=None):
+        return type('ConfiguredUserOVSSwitch', (cls,), {'bfd_column': bfd_column, 'instance_of': instance_of})
+
+    @property
+    def instance(self):
+        return self.instance_of[self.name] if self.instance_of else None
+
+    def _popen(self, cmd, **params):
+        # the shell Mininet starts for the switch, in its instance's namespace
+        return super()._popen((self.instance.prefix() if self.instance else []) + list(cmd), **params)
+
+    def start(self, controllers):
+        # batchStartup makes the bridge from these facts (Mininet queues ovs-vsctl text)
+        self.controller_targets = (['unix:' + self.instance.controller_socket()] if self.instance else
+                                   ['%s:%s:%d' % (c.protocol, c.IP(), c.port) for c in controllers])
+        super().start(controllers)
+
+    def bridge(self):
+        """This switch as one bridge of an OVSDB transaction: what Mininet's
+        OVSSwitch.start and bridgeOpts/intfOpts would make."""
+        other_config = {'datapath-id': self.dpid, 'dp-desc': self.name}
+        if not self.inband:
+            other_config['disable-in-band'] = 'true'
+        ports = []
+        for intf in self.intfList():
+            if self.ports[intf] and not intf.IP():
+                bfd_options = self.bfd_options(intf)
+                ports.append((intf.name, self.ports[intf], {'bfd': bfd_options} if bfd_options else {}))
+        return ovsdb.Bridge(
+            name=self.name, datapath_type='netdev' if self.datapath == 'user' else 'system',
+            fail_mode=self.failMode, protocols=self.protocols.split(',') if self.protocols else [],
+            other_config=other_config, controllers=self.controller_targets, max_backoff=self.reconnectms,
+            ports=ports, inactivity_probe=CONTROLLER_INACTIVITY_PROBE_MS)
+
+    @classmethod
+    def batchStartup(cls, switches, run=None):
+        """Every bridge of an Open vSwitch instance in one OVSDB transaction
+        (scripts/emulator/ovs/ovsdb.py: ovs-vsctl took 160 s at k=16), bridges of the same
+        names left by an earlier run removed first, as Mininet does; all
+        transactions sent before any wait, so that the instances' ovs-vswitchd
+        apply them in parallel."""
+        by_remote = {}
+        for switch in switches:
+            by_remote.setdefault(switch.instance.db_remote() if switch.instance else None, []).append(switch)
+        try:
+            for remote, group in by_remote.items():
+                left = ovsdb.delete_bridges([switch.name for switch in group], remote)
+                if left:
+                    progress('removed %d bridges left by an earlier run' % len(left))
+                ovsdb.add_bridges([switch.bridge() for switch in group], remote)
+            progress('%d switches in ovsdb; waiting for %d ovs-vswitchd to apply them'
+                     % (len(switches), len(by_remote)))
+            for remote, group in by_remote.items():
+                ovsdb.wait_applied(60 + len(group), remote)
+        except ovsdb.OvsdbError as error:
+            raise SetupError('starting %d switches failed: %s' % (len(switches), error))
+        for switch in switches:
+            switch.commands, switch.batch = [], False
+            for intf in switch.intfs.values():
+                if isinstance(intf, TCIntf):
+                    intf.config(**intf.params)  # OVS resets the qdiscs it finds
+        return switches
+
+    def bfd_options(self, intf):
+        """The interface's BFD column: the class's for switch-to-switch
+        links, {} otherwise."""
+        link = getattr(intf, 'link', None)
+        if not self.bfd_column or link is None:
+            return {}
+        peer = link.intf2 if link.intf1 is intf else link.intf1
+        if not isinstance(peer.node, OVSSwitch):
+            return {}
+        return self.bfd_column
+
+    def intfOpts(self, intf):
+        # the cluster edition's servers still start bridges with ovs-vsctl text
+        return super().intfOpts(intf) + ''.join(' bfd:%s=%s' % item for item in self.bfd_options(intf).items())
+
+
+class CpuGroupMixin:
+    """A host whose every command (its shell, ``popen``) runs in the
+    fabric's CPU group (scripts/emulator/host_cpu_group.py), through Mininet's
+    ``mnexec -g``; ``in_group(None)`` leaves the class as it is."""
+    cpu_group = None
+
+    @classmethod
+    def in_group(cls, name):
+        return type(cls.__name__, (cls,), {'cpu_group': name}) if name else cls
+
+    def _popen(self, cmd, **params):
+        # '--': mnexec's getopt would otherwise take the command's options as its own
+        if self.cpu_group:
+            cmd = ['mnexec', '-g', self.cpu_group, '--'] + (cmd.split() if isinstance(cmd, str) else list(cmd))
+        return super()._popen(cmd, **params)
+
+
+class FabricHost(CpuGroupMixin, Host):
+    pass
+
+
+class ShapedIntf(TCIntf):
+    """A shaped interface (HTB, Mininet's class 5:1 at the link's rate) whose
+    switch end gives BFD a class of its own beside the data's. Behind a
+    2 Mbit/s link's 1,000-packet queue BFD packets waited seconds: a k=4
+    fabric with BFD at 70-100 ms saw over 100 false failures in 30 s of the
+    bisection's load (scripts/fattree/bfd_floor.py --bw 2), as a real
+    switch without a control-plane queue would. BFD's class is capped at
+    64 kbit/s (BFD at 70 ms sends 7 kbit/s) and the data keeps its rate.
+
+    Under load BFD also needs room in ovs-vswitchd's send socket
+    (scripts/emulator/ovs/vswitchd.py SendBuffer)."""
+
+    def bwCmds(self, bw=None, **params):
+        cmds, parent = super().bwCmds(bw=bw, **params)
+        if bw and isinstance(self.node, OVSSwitch) and not (params.get('use_hfsc') or params.get('use_tbf')):
+            cmds += ['%s class add dev %s parent 5:0 classid 5:2 htb rate 64kbit burst 15k quantum 1514',
+                     # after a silent failure's black hole (faults.BLACKHOLE_PREF), which takes BFD too
+                     '%s filter add dev %s parent 5:0 protocol ip prio ' + str(int(faults.BLACKHOLE_PREF) + 1)
+                     + ' u32 match ip protocol 17 0xff '
+                     'match ip dport ' + str(bfd_policy.UDP_PORT) + ' 0xffff flowid 5:2']
+        return cmds, parent
+
+
+class ShapedLink(TCLink):
+    """Mininet's TCLink with ``ShapedIntf`` ends."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault('cls1', ShapedIntf)
+        kwargs.setdefault('cls2', ShapedIntf)
+        super().__init__(*args, **kwargs)
+
+
+class BatchedIntf(Intf):
+    """An interface configured in bulk by BatchedMininet: constructing one
+    runs no command (Mininet's Intf sets MAC and up-state through a shell
+    round trip per interface)."""
+
+    def config(self, mac=None, ip=None, up=True, **_params):
+        return {}
+
+
+class BatchedLink(Link):
+    """A veth pair that BatchedMininet creates with every other one in one
+    ``ip -batch``, instead of a shell round trip per pair."""
+
+    def __init__(self, node1, node2, **params):
+        params['intf'] = BatchedIntf  # Mininet.addLink passes its own default
+        super().__init__(node1, node2, **params)
+
+    def makeIntfPair(self, intfname1, intfname2, addr1=None, addr2=None, node1=None, node2=None,
+                     deleteIntfs=True):
+        self.pair = (intfname1, intfname2, addr1, addr2, node1, node2)
+
+
+class BatchedMininet(Mininet):
+    """Mininet whose build creates all veths in one ``ip -batch`` and
+    configures every host with one command, sent to all hosts before any
+    answer is awaited (Mininet does several shell round trips per interface
+    and per host, one after the other: minutes at k=16).
+
+    Every veth end in the root namespace joins interface group
+    ``link_group`` (this process's pid: unique while it runs), so teardown
+    removes them all with one ``ip link delete group``: the kernel then
+    unregisters them as one batch instead of one RCU wait per interface
+    (minutes at k=16)."""
+
+    def configHosts(self):
+        progress('creating %d veth pairs' % len(self.links))
+        self.link_group = os.getpid()
+        lines, up_in = [], {}  # up_in: {instance namespace: its veth ends}
+        for link in self.links:
+            name1, name2, addr1, addr2, node1, node2 = link.pair
+            lines.append('link add name %s address %s %s type veth peer name %s address %s %s'
+                         % (name1, addr1, self._netns(node1), name2, addr2, self._netns(node2)))
+            for name, node in ((name1, node1), (name2, node2)):
+                instance = getattr(node, 'instance', None)
+                if instance:
+                    up_in.setdefault(instance.netns, []).append(name)
+                elif not node.inNamespace:  # a host brings its own end up
+                    lines.append('link set %s group %d up' % (name, self.link_group))
+            link.intf1.mac, link.intf2.mac = (addr1, addr2) if link.intf1.name == name1 else (addr2, addr1)
+        self._ip_batch(lines)
+        for netns, names in up_in.items():
+            self._ip_batch(['link set %s up' % name for name in names], netns)
+        progress('configuring %d hosts' % len(self.hosts))
+        self.configure_hosts()
+
+    @staticmethod
+    def _netns(node):
+        """``ip link add`` words that put a veth end where ``node`` lives."""
+        instance = getattr(node, 'instance', None)
+        if instance:
+            return 'netns %s' % instance.netns
+        return 'netns %d' % node.pid if node.inNamespace else ''
+
+    @staticmethod
+    def _ip_batch(lines, netns=None):
+        created = subprocess.run(['ip'] + (['-n', netns] if netns else []) + ['-batch', '-'],
+                                 input='\n'.join(lines) + '\n', capture_output=True, text=True)
+        if created.returncode != 0:
+            raise SetupError('creating veths failed: %s' % created.stderr.strip()[:500])
+
+    def configure_hosts(self):
+        for host in self.hosts:
+            intf = host.defaultIntf()
+            ip, prefix = host.params['ip'].split('/')
+            intf.ip, intf.prefixLen, intf.mac = ip, int(prefix), host.params['mac']
+            host.sendCmd('ip link set lo up; ip link set %s address %s up; ip addr add %s/%s dev %s'
+                         % (intf, intf.mac, ip, prefix, intf))
+        for host in self.hosts:
+            out = host.waitOutput()
+            if out.strip():
+                raise SetupError('configuring %s failed: %s' % (host, out.strip()))
+
+
+def hosts_tx_offload_off(net):
+    """TCP over veth into a software switch hangs with TX checksum offload on.
+    Sent to every host before any answer is awaited."""
+    for host in net.hosts:
+        host.sendCmd('; '.join('ethtool -K %s tx off >/dev/null 2>&1' % intf.name
+                               for intf in host.intfList()))
+    for host in net.hosts:
+        host.waitOutput()
+
+
+class ListeningController(RemoteController):
+    """The controller is started and awaited by Controller.start; Mininet's
+    own check telnets to it and decodes OpenFlow's binary HELLO as text,
+    which fails at random (UnicodeDecodeError)."""
+
+    def checkListening(self):
+        pass
