@@ -240,8 +240,8 @@ def add_experiments(sub, command, experiments, help):
                                              for name, (module, what) in experiments.items()))
     names = parser.add_subparsers(dest='experiment_name', required=True, metavar='NAME')
     for name, (module, what) in experiments.items():
+        # no options of its own: everything after NAME is NAME's (main passes it on)
         p = names.add_parser(name, help=what, add_help=False)
-        p.add_argument('args', nargs=argparse.REMAINDER, help="NAME's own options (NAME --help lists them)")
         p.set_defaults(func=run_experiment, experiment=(module, what))
 
 
@@ -323,7 +323,6 @@ def build_parser():
     from scripts.kevin.experiments_cli import add_cli_arguments
     kevin = add_cli_arguments(p)
     p = kevin.add_parser('experiment', help="Kevin's emulated and model experiments", add_help=False)
-    p.add_argument('args', nargs=argparse.REMAINDER)
     p.set_defaults(func=run_experiment, experiment=('scripts.kevin.experiments_cli', 'Kevin experiments'))
 
     add_experiments(sub, 'nbridge', EXPERIMENTS['nbridge'], 'K-ary N-Bridge experiments')
@@ -339,7 +338,12 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if getattr(args, 'func', None) is run_experiment:
+        args.args = rest
+    elif rest:
+        parser.error('unrecognized arguments: %s' % ' '.join(rest))
     from scripts.emulator.errors import SetupError
     from scripts.emulator.faults import FaultError
     from topologies.model import UnknownNodeError

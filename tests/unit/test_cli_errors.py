@@ -70,7 +70,7 @@ def test_a_fabric_too_large_for_the_memory_is_refused_before_anything_starts(cap
 
 def test_names_mininet_cannot_give_are_refused(monkeypatch):
     # prefixed names too long for IFNAMSIZ (as k >= 198 would give)
-    monkeypatch.setattr(fabric_module, 'available_memory_mb', lambda: 10 ** 9)
+    monkeypatch.setattr(machine_checks, 'available_memory_mb', lambda: 10 ** 9)
     model = renamed(FatTree(4), 'x' * 9)
     with pytest.raises(machine_checks.SetupError, match='exceed 15 characters'):
         machine_checks.check_fits(model)

@@ -6,7 +6,7 @@ import pytest
 
 from controller.kevin.routing import KevinRouting
 from scripts.cli import main
-from scripts.kevin import experiment
+from scripts.kevin import experiments_cli as experiment
 from scripts.kevin.emulation_stats import da_ready_s, ping_summary
 from scripts.kevin.workload import mice_pairs, pick_elephants
 from topologies.kevin import Kevin

@@ -51,8 +51,10 @@ def test_the_rule_sorts_every_module():
     assert {'controller.fattree.routing_app', 'controller.fattree.scheme_mixin_app', 'controller.kevin.distda_app',
             'controller.ryuapp.ofp', 'topologies.mininet_topo'} <= set(shells)
     assert {'controller.openflow.diff', 'controller.fattree.scheme_strategies', 'controller.fattree.twolevel',
-            'controller.kevin.rules', 'controller.nbridge.routing', 'scripts.letflow.ns3.sim',
-            'controller.p4.entries', 'topologies.addressing'} <= set(PURE)
+            'controller.kevin.rules', 'controller.nbridge.routing', 'controller.letflow.markov',
+            'controller.p4.entries', 'topologies.addressing', 'scripts.emulator.bfd.policy'} <= set(PURE)
+    assert {'scripts.emulator.fabric', 'scripts.emulator.faults', 'scripts.emulator.bfd.sessions',
+            'scripts.emulator.ovs.vswitchd', 'scripts.emulator.ovs.instances'} <= set(RUNTIME)
 
 
 def _imported(module, check=CHECK):
