@@ -1,0 +1,609 @@
+"""The measured tables of README.md and docs/*.md, rendered from the
+results files under results/.
+
+    python -m scripts.docs            # rewrite every page's tables in place
+    python -m scripts.docs --check    # exit 1 naming the pages whose tables differ
+
+In a page, a measured table sits between two markers:
+
+    <!-- table: NAME -->
+    (rendered: never edit by hand)
+    <!-- end table -->
+
+and TABLES maps NAME to a function of the repository root that returns the
+Markdown from a committed results file. Everything between the markers is
+replaced, so a rerun experiment followed by ``python -m scripts.docs``
+updates the docs, and the test suite fails while a page and its results
+disagree.
+
+This module imports no ryu, eventlet or mininet, even transitively, so the
+docs render on any Python. The report functions it reuses are the pure
+ones; for experiment modules that import Mininet at the top (outages,
+bfd_floor, bfd_defaults, cluster.measure) their Markdown is reproduced
+here, and tests/unit/test_docs_render.py checks that both agree.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+
+from scripts.emulator.bfd import policy as bfd_policy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+START = re.compile(r'<!-- table: ([a-z0-9-]+) -->')
+END = '<!-- end table -->'
+TABLES = {}
+
+
+class MarkerError(ValueError):
+    """A page's markers are malformed: an unknown name, a table never
+    closed, an end without a start."""
+
+
+def table(name):
+    def register(function):
+        TABLES[name] = function
+        return function
+    return register
+
+
+def _load(root, path):
+    with open(os.path.join(root, path)) as f:
+        return json.load(f)
+
+
+def _rows(lines):
+    return '\n'.join(lines)
+
+
+def _num(value, form='%.1f'):
+    """A figure, '-' when not measured; float noise around zero as 0."""
+    if value is None:
+        return '-'
+    if isinstance(value, float) and abs(value) < 1e-9:
+        value = 0.0
+    return form % value
+
+
+# --- fat-tree start-up, model timing, OVS ports --------------------------------------------------
+
+@table('fattree-startup')
+def fattree_startup(root):
+    from scripts.fattree.startup_report import markdown
+    return markdown(_load(root, 'results/fattree/startup.json'))
+
+
+@table('fattree-startup-notes')
+def fattree_startup_notes(root):
+    """What the start-up table leaves out: memory, ovs-vswitchd's CPU."""
+    lines = ['| k | switches | hosts | ovs-vswitchd memory, all pairs reached (MB) | node shells memory (MB) '
+             '| ovs-vswitchd CPU from start to all pairs, private daemons only (s) |', '|---|---|---|---|---|---|']
+    for r in _load(root, 'results/fattree/startup.json'):
+        lines.append('| %d | {:,} | {:,} | %s | %s | %s |'.format(r['switches'], r['hosts']) % (
+            r['k'], _num(r.get('ovs_vswitchd_rss_mb')), _num(r.get('node_shells_rss_mb')),
+            _num(r.get('ovs_vswitchd_cpu_s'))))
+    return _rows(lines)
+
+
+@table('fattree-model-timing')
+def fattree_model_timing(root):
+    lines = ['| k | switches | every switch\'s tables (s) | recompute after one link failure, detour check '
+             'included (s) |', '|---|---|---|---|']
+    for r in _load(root, 'results/fattree/model_timing.json'):
+        lines.append('| %d | {:,} | %.3f | %.3f |'.format(r['switches'])
+                     % (r['k'], r['compute_all_s'], r['recompute_one_failure_s']))
+    return _rows(lines)
+
+
+@table('ovs-port-cost')
+def ovs_port_cost(root):
+    from scripts.fattree.ovs_port_cost import markdown
+    return markdown(_load(root, 'results/fattree/ovs_port_cost.json'))
+
+
+# --- BFD -----------------------------------------------------------------------------------------
+
+@table('bfd-defaults')
+def bfd_defaults(root):
+    """As scripts.fattree.bfd_defaults.markdown (that module imports Mininet)."""
+    lines = ['| k | switch links | Open vSwitch instances | BFD sessions per instance | interval | '
+             'BFD packets/s (all instances) | detection |', '|---|---|---|---|---|---|---|']
+    for r in _load(root, 'results/fattree/bfd_defaults.json'):
+        lines.append('| %d | {:,} | %d | {:,} | %s | {:,} | %s |'.format(
+            r['switch_links'], r['sessions_per_instance'], r['bfd_packets_per_s'])
+            % (r['k'], r['ovs_instances'], '{:,} ms'.format(r['interval_ms']) if r['interval_ms'] else 'off',
+               '{:,} ms'.format(r['detection_ms']) if r['detection_ms'] else 'hard failures only'))
+    return _rows(lines)
+
+
+def bfd_floor_table(rows):
+    """As scripts.fattree.bfd_floor.markdown, without its last line."""
+    lines = ['| interval (ms) | links | BFD packets/s | window (s) | BFD flaps idle / load (OVS; controller) '
+             '| ovs-vswitchd % of a core idle / load | machine busy % idle / load | load Mbit/s (16 flows) '
+             '| silent failure detected (ms) |', '|---|---|---|---|---|---|---|---|---|']
+    for r in rows:
+        lines.append('| %d | %s | %d | %d | %d / %d; %d / %d | %.0f / %.0f | %.0f / %.0f | %s | %s |' % (
+            r['interval_ms'], r['links'], r['bfd_packets_per_s'], r['seconds'], r['idle_ovs_flaps'],
+            r['load_ovs_flaps'], r['idle_controller_live_changes'], r['load_controller_live_changes'],
+            r['idle_ovs_vswitchd_cpu_pct'], r['load_ovs_vswitchd_cpu_pct'], r['idle_cpu_busy_pct'],
+            r['load_cpu_busy_pct'], r.get('load_aggregate_mbps'), ', '.join('%.0f' % d for d in r['detection_ms'])))
+    return _rows(lines)
+
+
+@table('bfd-floor')
+def bfd_floor(root):
+    result = _load(root, 'results/fattree/bfd_floor.json')
+    return bfd_floor_table(result['rows']) + (
+        '\n\nk=%d, detection after %d missed intervals; the script\'s criterion (no false detection idle, '
+        'nor under load on shaped links, at this interval and every larger one) names %s.'
+        % (result['k'], result['mult'], '%d ms' % result['lowest_holding_ms']
+           if result['lowest_holding_ms'] else 'no interval'))
+
+
+# --- fault tolerance -----------------------------------------------------------------------------
+
+def _span(values):
+    low, high = min(values), max(values)
+    return '%g' % low if low == high else '%g-%g' % (low, high)
+
+
+def outage_table(result):
+    """As the table of scripts.fattree.outages.markdown (that module imports Mininet)."""
+    lines = ['| failure | element | mode | direction | repaired by | packets lost | restored after (ms) '
+             '| lost on recovery | control stream lost |', '|---|---|---|---|---|---|---|---|---|']
+    lines += ['| %(class)s | %(element)s | %(mode)s | %(direction)s | %(repaired_by)s | %(lost)s '
+              '| %(restored_ms)s | %(lost_on_recovery)s | %(control_lost)s |' % r for r in result['outages']]
+    return _rows(lines)
+
+
+@table('outages')
+def outages(root):
+    result = _load(root, 'results/outages/outages.json')
+    rows = result['outages']
+    hard = [r for r in rows if r['mode'] == 'hard']
+    local = [r['restored_ms'] for r in hard if r['repaired_by'] != 'controller']
+    central = [r['restored_ms'] for r in hard if r['repaired_by'] == 'controller']
+    silent = [r['restored_ms'] for r in rows if r['mode'] == 'silent']
+    reach = result['single_link_reachability']
+    text = ['k=%d, BFD every %d ms (detection %d ms), %s probe packets/s each way%s.' % (
+                result['k'], result['bfd_ms'], bfd_policy.detection_ms(result['bfd_ms']),
+                '{:,}'.format(result['rate_pps']),
+                '; load average %.2f before the run, %.2f after it' % tuple(result['loadavg_1m'])
+                if result.get('loadavg_1m') else ''),
+            'Hard failures repaired locally (%d): %s ms; hard failures only the controller repairs (%d): %s ms; '
+            'silent failures: %s ms.' % (len(local), _span(local), len(central), _span(central), _span(silent))]
+    control_lost = max(r['control_lost'] for r in rows)
+    text.append('The control stream lost no packet in any scenario.' if not control_lost else
+                'The control stream lost up to %d packets in a scenario.' % control_lost)
+    if reach:
+        broken = sum(1 for r in reach if r['unreachable'])
+        text.append('After each of the %d single switch-link failures all %d host pairs were pinged: %s.' % (
+            len(reach), max(r['pairs'] for r in reach),
+            'every pair was reachable every time' if not broken else '%d failures left some pair unreachable' % broken))
+    return outage_table(result) + '\n\n' + ' '.join(text)
+
+
+@table('failure-check')
+def failure_check(root):
+    result = _load(root, 'results/failure_check/failure_check.json')
+    lines = ['| k | failure sets | sets | connected (pair, set) combinations | unrouted | broadcast only, '
+             'unrouted: every choice / own port | sets with detours (entries, most in one set) | seconds |',
+             '|---|---|---|---|---|---|---|---|']
+    for r in result['rows']:
+        lines.append('| %d | %s %s | {:,} | {:,} | **{:,}** | {:,} / {:,} | %s | %s |'.format(
+            r['failure_sets'], r['connected_pairs'], r['unrouted'], r['unrouted_broadcast_only'],
+            r['unrouted_broadcast_only_own_port']) % (
+            r['k'], 'sampled' if r['sampled'] else 'every', r['kind'],
+            '{:,} ({:,}, {:,})'.format(r['sets_with_detours'], r['detour_entries'], r['max_detour_entries'])
+            if r['sets_with_detours'] else '0', _num(r['seconds'])))
+    return _rows(lines) + '\n\nSampled sets drawn with seed %d.' % result['seed']
+
+
+# --- cluster and emulator throughput -------------------------------------------------------------
+
+LOCAL = 'local'  # scripts.cluster.measure.LOCAL: this machine's Open vSwitch
+
+
+def _where(row):
+    text = ('this machine, %d private OVS' % row['ovs_instances'] if row.get('ovs_instances', 1) > 1
+            else 'this machine\'s OVS') if row['servers'] == LOCAL else '%d container server%s' % (
+        row['servers'], 's' if row['servers'] > 1 else '')
+    return text + ''.join(', %s' % row[c] for c in ('tunnel', 'ovs_config') if row[c])
+
+
+def _with_range(row, key, form='%.1f'):
+    text = form % row[key]
+    values = [run[key] for run in row.get('runs', []) if 'failure' not in run]
+    if len(values) > 1:
+        text += ' (%s-%s)' % (form % min(values), form % max(values))
+    return text
+
+
+def _runs_cell(row):
+    runs = len(row.get('runs', [row]))
+    failed = len(row.get('failed_runs', []))
+    return '%d' % runs + (' (%d failed: %s)' % (failed, '; '.join(row['failed_runs'])) if failed else '')
+
+
+def cluster_table(rows):
+    """As scripts.cluster.measure.markdown (that module imports Mininet)."""
+    lines = ['| k | where | runs | tunnels | build + start (s) | ready (s) | all pairs (s) | '
+             'TCP sum of the flows (Mbit/s), median (range) | CPU per ovs-vswitchd (% of a core) | '
+             'BFD false failures under the flows | failure injected (s) | BFD down seen within (s) |',
+             '|' + '---|' * 12]
+    dash = lambda v: '-' if v is None else v
+    for r in rows:
+        if 'aggregate_mbps' not in r:
+            lines.append('| %d | %s | %s |' % (r['k'], _where(r), _runs_cell(r)) + ' - |' * 9)
+            continue
+        lines.append('| %d | %s | %s | %d | %.1f | %.1f | %.1f | %s, %d flows | %s | %s | %s | %s |' % (
+            r['k'], _where(r), _runs_cell(r), r['tunnels'],
+            r['build_and_start_s'], r['ready_s'], r['all_pairs_s'], _with_range(r, 'aggregate_mbps'), r['flows'],
+            ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct']),
+            _with_range(r, 'bfd_false_failures_under_load', '%d') if 'bfd_false_failures_under_load' in r else '-',
+            dash(r['tunnel_failure_injection_s']), dash(r['bfd_down_seen_within_s'])))
+    return _rows(lines)
+
+
+def throughput_table(rows):
+    """As scripts.cluster.measure.throughput_markdown (that module imports Mininet)."""
+    lines = ['| k | ovs-vswitchd instances | Open vSwitch | flows | runs | TCP sum (Mbit/s), median (range) | '
+             'CPU per ovs-vswitchd (% of a core) |', '|' + '---|' * 7]
+    for r in (r for r in rows if 'aggregate_mbps' in r):
+        lines.append('| %d | %s | %s | %d | %s | %s | %s |' % (
+            r['k'], r.get('ovs_instances', 1) if r['servers'] == LOCAL else r['servers'],
+            (('this machine\'s private' if r.get('ovs_instances', 1) > 1 else 'this machine\'s')
+             if r['servers'] == LOCAL else 'container servers\'')
+            + (', ' + r['ovs_config'] if r['ovs_config'] else ''),
+            r['flows'], _runs_cell(r), _with_range(r, 'aggregate_mbps'),
+            ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct'])))
+    return _rows(lines)
+
+
+@table('cluster')
+def cluster(root):
+    return cluster_table(_load(root, 'results/cluster/measure.json'))
+
+
+@table('emulator-throughput')
+def emulator_throughput(root):
+    return throughput_table(_load(root, 'results/cluster/measure.json'))
+
+
+# --- schemes and the bisection experiment --------------------------------------------------------
+
+@table('rearrangement')
+def rearrangement(root):
+    result = _load(root, 'results/rearrangement/rearrangement.json')
+    lines = ['| k | pattern | permutations | first fit: flows rejected, mean (max) | with rearrangement: '
+             'flows rejected | flows moved per permutation | longest report, controller CPU (s) |',
+             '|---|---|---|---|---|---|---|']
+    for r in result['summary']:
+        lines.append('| %d | %s | %d | %.2f of %d (%d) | %.2f%% | %.2f | %.3f |' % (
+            r['k'], _pattern(r['pattern']), r['permutations'], r['first_fit_rejected_mean'],
+            r['flows_per_permutation'], r['first_fit_rejected_max'], r['rearranged_rejected_pct'],
+            r['moved_mean'], r['longest_report_s']))
+    return _rows(lines) + ('\n\nSeed %d; at most %d flows moved for one new flow (`rearrange`).'
+                           % (result['seed'], result['rearrange']))
+
+
+def _pattern(name):
+    from scripts.fattree.patterns import label
+    return label(name)
+
+
+# The bisection run the docs show and discuss (three seeds summarized
+# together). Named, not "the newest": a run made since, committed or not,
+# changes the docs only when it is named here.
+BISECTION_RUN = 'results/bisection/20261201-073900'
+
+
+def bisection_run(root):
+    """The run the docs show: its directory and its results.json."""
+    return BISECTION_RUN, _load(root, os.path.join(BISECTION_RUN, 'results.json'))
+
+
+@table('bisection')
+def bisection(root):
+    from scripts.fattree.bisection_report import format_markdown, summarize
+    run_dir, saved = bisection_run(root)
+    config, runs = saved['config'], saved['runs']
+    parts = ', '.join('`%s` (seed %s)' % (s['run'], ' '.join(map(str, s['seeds'])))
+                      for s in config.get('summarized_from', []))
+    return ('Run `%s`%s; every run and flow in its `results.json` and `runs.csv`.\n\n' % (
+               run_dir, ', summarized from %s' % parts if parts else '')
+            + format_markdown(summarize(runs, config), config, runs).strip('\n')
+            + '\n\n![bisection bandwidth per pattern and scheme, with the paper\'s Table 2 marked](../%s/bisection.png)'
+            % run_dir)
+
+
+@table('bisection-per-seed')
+def bisection_per_seed(root):
+    from scripts.fattree.bisection_report import config_seeds
+    _, saved = bisection_run(root)
+    config, runs = saved['config'], saved['runs']
+    seeds = config_seeds(config)
+    schemes = [s for s in config['schemes'] if s != 'nonblocking']
+    reference = {(r['pattern'], r['rep']): r['aggregate_mbps'] for r in runs if r['scheme'] == 'nonblocking'}
+    score = {(r['pattern'], r['scheme'], r['rep']): 100.0 * r['aggregate_mbps'] / reference[(r['pattern'], r['rep'])]
+             for r in runs if (r['pattern'], r['rep']) in reference}
+    lines = ['| pattern | ' + ' | '.join(schemes) + ' |', '|---' * (len(schemes) + 1) + '|']
+    for pattern in config['patterns']:
+        lines.append('| %s | %s |' % (_pattern(pattern), ' | '.join(
+            ' / '.join(_num(score.get((pattern, scheme, rep))) for rep in range(len(seeds)))
+            for scheme in schemes)))
+    return ('%% of the non-blocking switch for the same flows, seed by seed (%s).\n\n'
+            % ' / '.join('seed %d' % s for s in seeds) + _rows(lines))
+
+
+@table('classifier-placement')
+def classifier_placement(root):
+    result = _load(root, 'results/classifier_placement/placement.json')
+    cells = {}
+    for r in result['differences']:
+        cells[(r['pattern'], r['arrival'])] = r
+    patterns = list(dict.fromkeys(r['pattern'] for r in result['differences']))
+    lines = ['| pattern | together | staggered | lowest difference after any round: together / staggered |',
+             '|---|---|---|---|']
+    for pattern in patterns:
+        row = [cells.get((pattern, arrival)) for arrival in ('together', 'staggered')]
+        lines.append('| %s | %s | %s |' % (_pattern(pattern), ' | '.join(
+            '-' if r is None else '%s +- %s (%s..%s)' % (
+                _num(r['difference_mean_pct'], '%+.1f'), _num(r['difference_std_pct']),
+                _num(r['difference_min_pct'], '%+.1f'), _num(r['difference_max_pct'], '%+.1f'))
+            for r in row), ' / '.join('-' if r is None else _num(r['min_margin_any_round_pct'], '%+.1f')
+                                      for r in row)))
+    return ('k=%d, seeds %s, %d arrival orders per pattern and seed, %d rounds after the last arrival, '
+            'tolerance %g. Classifier minus two-level routing, %% of ideal, after the last round: mean +- std of '
+            'the seeds\' means (min..max over every order).\n\n' % (
+                result['k'], ' '.join(map(str, result['seeds'])), result['orders'], result['rounds'],
+                result['tolerance']) + _rows(lines))
+
+
+@table('classifier-difference')
+def classifier_difference(root):
+    from scripts.fattree.classifier_difference import markdown
+    result = _load(root, 'results/classifier_difference/difference.json')
+    return ('From %s.\n\n' % ', '.join('`%s`' % r for r in result['runs'])
+            + markdown(result['differences'], result['repeats']).strip('\n'))
+
+
+# --- Kevin ---------------------------------------------------------------------------------------
+
+@table('kevin-emulation')
+def kevin_emulation(root):
+    from scripts.kevin.report import markdown_emulation
+    result = _load(root, 'results/kevin/emulation.json')
+    config, rows = result['config'], result['summary']
+    text = ['%s, %s hosts per ToR, every link %g Mbit/s with %d-packet queues; elephants %s for %d s; '
+            '%d mouse ping streams; scheduler period %g s, delta %g s, reservation %g s; seeds %s.' % (
+                config['fabric'], config['hosts'], config['bw'], config['queue'], ', '.join(config['elephants']),
+                config['duration'], len(next(iter(config['mice'].values()), [])), config['period'],
+                config['delta'], config['reservation'], ' '.join(map(str, config['seeds'])))]
+    for row in rows:
+        if row['scheme'] == 'distda':
+            text.append('DistDA messages sent / received: %s; elephant detection to PortApprove %s s (mean).' % (
+                ', '.join('%s %s / %s' % (kind, _num(row[kind + '_sent'], '%g'), _num(row[kind + '_received'], '%g'))
+                          for kind in ('PortRequest', 'PortApprove', 'PortDecline', 'PortRelease')),
+                _num(row['distda_detection_to_approve_s'], '%.2f')))
+    return (markdown_emulation(rows) + '\n\n' + ' '.join(text)
+            + '\n\n![ToRs on the elephant paths, elephant throughput and DA-link readiness per scheme]'
+              '(../results/kevin/emulation.png)')
+
+
+@table('kevin-model')
+def kevin_model(root):
+    result = _load(root, 'results/kevin/model_path_length.json')
+    schemes = [('static_de_bruijn', 'static de Bruijn'), ('kevin_bfs', 'Kevin BFS'),
+               ('kevin_greedy', 'Kevin Greedy'), ('expander', 'expander')]
+    lines = ['| n | load | ' + ' | '.join(name for _, name in schemes) + ' |', '|---' * (len(schemes) + 2) + '|']
+    for r in result['means']:
+        lines.append('| %d | %.1f | %s |' % (r['n'], r['load'], ' | '.join(
+            '%.2f (%.2f)' % (r[key], r[key + '_weighted']) for key, _ in schemes)))
+    return ('Mean ToR-to-ToR hops over the drawn pairs, demand-weighted mean in brackets; seeds %s.\n\n'
+            % ' '.join(map(str, result['seeds'])) + _rows(lines)
+            + '\n\n![mean path length against load, n = 64 and 256](../results/kevin/model_path_length.png)')
+
+
+# --- K-ary N-Bridge ------------------------------------------------------------------------------
+
+NBRIDGE_RUNS = ('results/nbridge/3x3.json', 'results/nbridge/4x3.json', 'results/nbridge/33x6.json')
+
+
+@table('nbridge-leaf-fault')
+def nbridge_leaf_fault(root):
+    from scripts.nbridge.leaf_fault import markdown
+    return markdown([_load(root, path) for path in NBRIDGE_RUNS])
+
+
+@table('nbridge-detour')
+def nbridge_detour(root):
+    lines = ['| fabric, target | AlltoAll period (s), block (bytes), phase (s) | crossing pairs\' hops shielded: '
+             'model, measured mean | hops settled after a transition, at most (s) | blocks delivered after '
+             'their phase | crossing median latency, shielded against normal |', '|---|---|---|---|---|---|']
+    for path in NBRIDGE_RUNS:
+        r = _load(root, path)
+        phases = r['phases']
+        crossing = {name: phase['crossing'] for name, phase in phases.items()}
+        lines.append('| %s, %s | %g, %d, %g | %s; %.1f | %.2f | %d | %+.0f%% |' % (
+            r['fabric'], r['target'], r['period_s'], r['block_bytes'], r['phase_s'],
+            ', '.join('%d -> %d' % tuple(p) for p in r['predicted_hops_normal_shielded']),
+            crossing['shielded']['mean_hops'], max(c['settled_after_s'] for c in crossing.values()),
+            sum(c['arrived_after_end'] + p['other']['arrived_after_end'] for c, p in
+                zip(crossing.values(), phases.values())),
+            100.0 * (crossing['shielded']['median_latency_us'] / crossing['normal']['median_latency_us'] - 1)))
+    return _rows(lines)
+
+
+# --- LetFlow -------------------------------------------------------------------------------------
+
+@table('letflow-markov-fig7')
+def letflow_markov_fig7(root):
+    result = _load(root, 'results/letflow/markov/results.json')
+    rows = result['fig7_rows']
+    lines = ['| Δ (µs) | ' + ' | '.join('%d' % r['delta_us'] for r in rows) + ' |', '|---' * (len(rows) + 1) + '|',
+             '| mode of n1 after the steps | ' + ' | '.join('%d' % r['mode_n1'] for r in rows) + ' |',
+             '| mode of the stationary law | ' + ' | '.join('%d' % r['stationary_mode_n1'] for r in rows) + ' |',
+             '| P(\\|n1 − 80\\| ≤ 5) | ' + ' | '.join('%.3f' % r['mass_within_5_of_80'] for r in rows) + ' |']
+    return ('n = 100 flows, C1 = 40, C2 = 10 Gbps, %d-byte packets, one step per packet, {:.0e} steps from '
+            '(50, 50); ideal n1 = 80.\n\n'.format(result['steps']) % result['packet_bytes'] + _rows(lines)
+            + '\n\n![distribution of n1 for each Δ](../results/letflow/markov/fig7_markov.png)')
+
+
+@table('letflow-markov-fig8')
+def letflow_markov_fig8(root):
+    result = _load(root, 'results/letflow/markov/results.json')
+    grid_end_us = 50e3  # the Δ grid of scripts.letflow.ns3_experiments.exp_markov: 10 µs to 50 ms
+    lines = ['| paths (Gbps) | flows n | mean flow rate (Gbps) | Δmin (µs) | Δmax (µs) |', '|---|---|---|---|---|']
+    for r in sorted(result['fig8'], key=lambda r: (r['paths_gbps'] != '40/10', r['flows'])):
+        high = r['delta_max_us']
+        lines.append('| %s | %d | %.2f | %s | %s |' % (
+            r['paths_gbps'], r['flows'], r['mean_flow_rate_gbps'], _num(r['delta_min_us'], '%.0f'),
+            '-' if high is None else '%.0f%s' % (high, ' (end of grid)' if high >= grid_end_us * 0.999 else '')))
+    return ('Burst b = %g packets, {:.0e} steps from an even split; "balances": at least 80%% of the mass within '
+            '5%% of n of the ideal split; Δ over 49 log-spaced points from 10 µs to 50 ms.\n\n'.format(result['steps'])
+            % result['burst_fig8'] + _rows(lines)
+            + '\n\n![the Δ range that balances, against the mean flow rate](../results/letflow/markov/fig8_delta_range.png)')
+
+
+@table('letflow-elasticity')
+def letflow_elasticity(root):
+    result = _load(root, 'results/letflow/elasticity/results.json')
+    lines = ['| seed | base RTT (µs) | flows on the 40 Gbps path at the end | on the 10 Gbps path | mean on the '
+             '40 Gbps path, second half | last change of path (ms) |', '|---|---|---|---|---|---|']
+    for r in result['rows']:
+        lines.append('| %d | %.1f | %d | %d | %.2f | %.1f |' % (
+            r['seed'], r['base_rtt_us'], r['final_s0_flows'], r['final_s1_flows'], r['mean_s0_flows_second_half'],
+            r['last_change_ms']))
+    return (_rows(lines) + '\n\n![flows per path over time, one line per run]'
+            '(../results/letflow/elasticity/fig5_elasticity.png)')
+
+
+# --- pages ---------------------------------------------------------------------------------------
+
+def pages(root):
+    """README.md and every docs page, relative to ``root``."""
+    return ['README.md'] + sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, 'docs', '*.md')))
+
+
+def render_text(text, render, page='page'):
+    """``text`` with every marked table replaced by ``render(name)``.
+    MarkerError on an unknown name, a malformed or unclosed marker, or an
+    end marker without a start."""
+    lines = text.split('\n')
+    out, i = [], 0
+    while i < len(lines):
+        stripped = lines[i].strip()
+        if stripped == END:
+            raise MarkerError('%s:%d: %s without a table marker before it' % (page, i + 1, END))
+        if not stripped.startswith('<!-- table'):
+            out.append(lines[i])
+            i += 1
+            continue
+        match = START.fullmatch(stripped)
+        if match is None:
+            raise MarkerError('%s:%d: malformed marker %r: write <!-- table: NAME -->' % (page, i + 1, stripped))
+        name = match.group(1)
+        if name not in TABLES:
+            raise MarkerError('%s:%d: unknown table %r (known: %s)' % (page, i + 1, name, ', '.join(sorted(TABLES))))
+        end = i + 1
+        while end < len(lines) and lines[end].strip() != END and not lines[end].strip().startswith('<!-- table'):
+            end += 1
+        if end == len(lines) or lines[end].strip() != END:
+            raise MarkerError('%s:%d: table %r is not closed by %s' % (page, i + 1, name, END))
+        out += [lines[i], ''] + render(name).strip('\n').split('\n') + ['', lines[end]]
+        i = end + 1
+    return '\n'.join(out)
+
+
+def table_names(text):
+    """The table names marked in ``text``, in order."""
+    return [m.group(1) for m in (START.fullmatch(line.strip()) for line in text.split('\n')) if m]
+
+
+def _renderer(root):
+    cache = {}
+
+    def render(name):
+        if name not in cache:
+            cache[name] = TABLES[name](root)
+        return cache[name]
+    return render
+
+
+def rendered_pages(root=ROOT):
+    """[(page, text now, text rendered)] for every page."""
+    render = _renderer(root)
+    result = []
+    for page in pages(root):
+        with open(os.path.join(root, page)) as f:
+            text = f.read()
+        result.append((page, text, render_text(text, render, page)))
+    return result
+
+
+def check(root=ROOT):
+    """[(page, names of the tables that differ)] for every page whose
+    tables are not what their results files render to."""
+    differing = []
+    for page, text, rendered in rendered_pages(root):
+        if text != rendered:
+            names = table_names(text)
+            now, new = _tables_in(text), _tables_in(rendered)
+            differing.append((page, [n for n, a, b in zip(names, now, new) if a != b] or names))
+    return differing
+
+
+def _tables_in(text):
+    """The text between each pair of markers."""
+    found, inside = [], None
+    for line in text.split('\n'):
+        if START.fullmatch(line.strip()):
+            inside = []
+        elif line.strip() == END and inside is not None:
+            found.append('\n'.join(inside))
+            inside = None
+        elif inside is not None:
+            inside.append(line)
+    return found
+
+
+def write(root=ROOT):
+    """Rewrite every page whose tables differ; the pages rewritten."""
+    written = []
+    for page, text, rendered in rendered_pages(root):
+        if text != rendered:
+            with open(os.path.join(root, page), 'w') as f:
+                f.write(rendered)
+            written.append(page)
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m scripts.docs', description=__doc__.split('\n\n')[0])
+    parser.add_argument('--check', action='store_true',
+                        help='change nothing: exit 1 naming the pages whose tables differ from their results')
+    parser.add_argument('--root', default=ROOT, help='repository root (default: this checkout)')
+    args = parser.parse_args(argv)
+    try:
+        if args.check:
+            differing = check(args.root)
+            for page, names in differing:
+                print('%s: tables differ from their results: %s' % (page, ', '.join(names)))
+            if differing:
+                print('run: python -m scripts.docs', file=sys.stderr)
+                return 1
+            print('every table matches its results file (%d pages)' % len(pages(args.root)))
+            return 0
+        written = write(args.root)
+        print('rewrote: %s' % ', '.join(written) if written else 'every table already matches its results file')
+        return 0
+    except (MarkerError, OSError, KeyError) as err:
+        print('scripts.docs: %s' % err, file=sys.stderr)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

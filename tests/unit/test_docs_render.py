@@ -1,0 +1,200 @@
+"""The docs' measured tables are their results files, rendered
+(scripts/docs.py), and the README is a front door that leads somewhere."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from scripts import docs
+
+ROOT = docs.ROOT
+ISSUE_WORDING = re.compile(r'issue ?#?[0-9]+', re.IGNORECASE)
+SETUP_COMMANDS = ('bash scripts/setup.sh && .venv/bin/dcfabric run --k 4',
+                  'bash scripts/setup.sh && .venv/bin/python -m pytest')
+
+
+def read(path):
+    with open(os.path.join(ROOT, path)) as f:
+        return f.read()
+
+
+def copy_of_pages(tmp_path, results=None):
+    """A root holding copies of README.md and docs/*.md, and ``results``
+    (default: the checkout's results/, linked)."""
+    (tmp_path / 'docs').mkdir()
+    for page in docs.pages(ROOT):
+        shutil.copy(os.path.join(ROOT, page), tmp_path / page)
+    os.symlink(results or os.path.join(ROOT, 'results'), tmp_path / 'results')
+    return str(tmp_path)
+
+
+def test_every_page_matches_what_its_results_files_render_to():
+    assert docs.check(ROOT) == [], 'run: python -m scripts.docs'
+
+
+def test_a_hand_edited_figure_is_found_and_rewriting_restores_it(tmp_path, capsys):
+    root = copy_of_pages(tmp_path)
+    page = tmp_path / 'docs' / 'fault-tolerance.md'
+    original = page.read_text()
+    row = '| 16 | 2,048 | 4 | 1,024 | 2,050 ms | 1,998 | 6,150 ms |'
+    assert row in original  # the bfd-defaults table as rendered from bfd_defaults.json
+    page.write_text(original.replace(row, row.replace('6,150 ms', '6,000 ms')))
+    assert docs.check(root) == [('docs/fault-tolerance.md', ['bfd-defaults'])]
+    assert docs.main(['--check', '--root', root]) == 1
+    assert 'docs/fault-tolerance.md: tables differ from their results: bfd-defaults' in capsys.readouterr().out
+    assert docs.write(root) == ['docs/fault-tolerance.md']
+    assert page.read_text() == original and docs.check(root) == []
+
+
+def test_a_rerun_that_changes_a_results_file_changes_the_page(tmp_path):
+    results = tmp_path / 'results'
+    results.mkdir()
+    for name in os.listdir(os.path.join(ROOT, 'results')):
+        if name != 'fattree':
+            os.symlink(os.path.join(ROOT, 'results', name), results / name)
+    (results / 'fattree').mkdir()
+    for name in os.listdir(os.path.join(ROOT, 'results', 'fattree')):
+        if name != 'ovs_port_cost.json':
+            os.symlink(os.path.join(ROOT, 'results', 'fattree', name), results / 'fattree' / name)
+    rows = json.loads(read('results/fattree/ovs_port_cost.json'))
+    rows[0]['add_s'] += 1.0
+    (results / 'fattree' / 'ovs_port_cost.json').write_text(json.dumps(rows))
+    pages = tmp_path / 'pages'
+    pages.mkdir()
+    root = copy_of_pages(pages, results=str(results))
+    assert docs.check(root) == [('docs/emulator.md', ['ovs-port-cost'])]
+    docs.write(root)
+    assert '| {:,} ({}) | {:.1f} |'.format(rows[0]['ports'], rows[0]['bridges'], rows[0]['add_s']) in \
+        (pages / 'docs' / 'emulator.md').read_text()
+
+
+def render_stub(name):
+    return '| rendered %s |' % name
+
+
+def test_markers_are_replaced_with_blank_lines_around_the_table():
+    text = 'before\n<!-- table: outages -->\nold\n<!-- end table -->\nafter'
+    assert docs.render_text(text, render_stub) == (
+        'before\n<!-- table: outages -->\n\n| rendered outages |\n\n<!-- end table -->\nafter')
+
+
+@pytest.mark.parametrize('text,problem', [
+    ('<!-- table: no-such-table -->\n<!-- end table -->', 'unknown table'),
+    ('<!-- table: outages -->\n| a table never closed |', 'not closed'),
+    ('<!-- table: outages -->\n<!-- table: bfd-floor -->\n<!-- end table -->', 'not closed'),
+    ('text\n<!-- end table -->', 'without a table marker'),
+    ('<!-- table: Outages Table -->\n<!-- end table -->', 'malformed'),
+])
+def test_malformed_markers_are_errors_naming_the_line(text, problem):
+    with pytest.raises(docs.MarkerError, match=problem) as error:
+        docs.render_text(text, render_stub, 'docs/x.md')
+    assert 'docs/x.md:' in str(error.value)
+
+
+def test_an_unknown_marker_in_a_page_fails_the_check(tmp_path):
+    root = copy_of_pages(tmp_path)
+    page = tmp_path / 'docs' / 'p4.md'
+    page.write_text(page.read_text() + '\n<!-- table: p4-throughput -->\n<!-- end table -->\n')
+    with pytest.raises(docs.MarkerError, match="docs/p4.md:.*unknown table 'p4-throughput'"):
+        docs.check(root)
+    assert docs.main(['--check', '--root', root]) == 2
+
+
+def test_every_registered_table_is_shown_on_some_page():
+    shown = {name for page in docs.pages(ROOT) for name in docs.table_names(read(page))}
+    assert set(docs.TABLES) - shown == set()
+
+
+def test_the_readme_is_a_front_door():
+    lines = read('README.md').split('\n')
+    assert len(lines) <= 300
+    first_screen = '\n'.join(lines[:30])
+    for command in SETUP_COMMANDS:
+        assert command in first_screen
+
+
+def test_the_readme_links_every_docs_page_and_each_exists():
+    linked = set(re.findall(r'\]\((docs/[^)#]+\.md)', read('README.md')))
+    assert linked == {page for page in docs.pages(ROOT) if page.startswith('docs/')}
+    for page in linked:
+        assert os.path.exists(os.path.join(ROOT, page)), page
+
+
+def slug(heading):
+    """GitHub's anchor for a heading."""
+    return re.sub(r'[^\w\- ]', '', heading.strip().lower()).replace(' ', '-')
+
+
+def prose_lines(text):
+    """The lines of a Markdown page outside code blocks."""
+    fenced = False
+    for line in text.split('\n'):
+        if line.startswith('```'):
+            fenced = not fenced
+        elif not fenced and not line.startswith('    '):
+            yield line
+
+
+def anchors(path):
+    return {slug(line.lstrip('#')) for line in prose_lines(open(path).read()) if line.startswith('#')}
+
+
+def test_slugs_as_github_makes_them():
+    assert slug(" Mininet's own `mn --custom`") == 'mininets-own-mn---custom'
+    assert slug(' Any failure set: detours') == 'any-failure-set-detours'
+
+
+def test_every_local_link_and_anchor_resolves():
+    broken = []
+    for page in docs.pages(ROOT):
+        here = os.path.dirname(os.path.join(ROOT, page))
+        for line in prose_lines(read(page)):
+            for target in re.findall(r'\]\(([^)\s]+)\)', line):
+                if re.match(r'[a-z]+:', target):
+                    continue
+                path, _, anchor = target.partition('#')
+                path = os.path.normpath(os.path.join(here, path)) if path else os.path.join(ROOT, page)
+                if not os.path.exists(path):
+                    broken.append('%s: %s (no such file)' % (page, target))
+                elif anchor and anchor not in anchors(path):
+                    broken.append('%s: %s (no such heading)' % (page, target))
+    assert broken == []
+
+
+def test_no_issue_numbers_in_the_readme_or_docs():
+    assert ISSUE_WORDING.search('as issue 5, item 5 asks') and ISSUE_WORDING.search('Issue #17.2')
+    found = ['%s: %s' % (page, line.strip()) for page in docs.pages(ROOT)
+             for line in read(page).split('\n') if ISSUE_WORDING.search(line)]
+    assert found == []
+
+
+def test_rendering_imports_no_ryu_eventlet_or_mininet():
+    check = ('import sys, scripts.docs as d; [f(d.ROOT) for f in d.TABLES.values()]; '
+             'print(" ".join(m for m in sys.modules if m.split(".")[0] in ("ryu", "eventlet", "mininet")))')
+    done = subprocess.run([sys.executable, '-c', check], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
+
+
+def test_tables_reproduced_from_modules_that_import_mininet_agree_with_them():
+    """scripts/docs.py cannot import these modules; its copies of their
+    Markdown must not drift from the originals."""
+    pytest.importorskip('mininet')
+    from scripts.cluster import measure
+    from scripts.fattree import bfd_defaults, bfd_floor, outages
+    result = json.loads(read('results/outages/outages.json'))
+    assert docs.outage_table(result) == outages.markdown(result).split('\n\n')[0]
+    rows = json.loads(read('results/fattree/bfd_floor.json'))['rows']
+    assert docs.bfd_floor_table(rows) == bfd_floor.markdown(rows).split('\n\n')[0]
+    assert docs.bfd_defaults(ROOT) == bfd_defaults.markdown(json.loads(read('results/fattree/bfd_defaults.json')))
+    rows = json.loads(read('results/cluster/measure.json'))
+    failed = dict(rows[0], failed_runs=['run 2: not all pairs reachable'])
+    del failed['aggregate_mbps']  # every run of a configuration failed
+    rows.append(failed)
+    assert docs.cluster_table(rows) == measure.markdown(rows)
+    assert docs.throughput_table(rows) == measure.throughput_markdown(rows)
+    assert docs.LOCAL == measure.LOCAL
