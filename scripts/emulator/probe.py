@@ -1,6 +1,6 @@
 """A UDP probe stream with sequence numbers and send times, for timing
-outages: ``send`` paces packets at a fixed rate; ``recv`` writes one JSON
-line per received packet's (seq, sent, received) when it stops.
+outages: ``send`` paces packets at a fixed rate; ``recv`` writes, when it stops, one
+JSON list of every received packet's (seq, sent, received).
 
     python -m scripts.emulator.probe send DST_IP PORT --rate 1000 --seconds 6 [--fresh-ports]
     python -m scripts.emulator.probe recv PORT --seconds 7

@@ -1,7 +1,7 @@
 """The BFD a fat-tree gets by default, per k: the Open vSwitch instances its
 switches are spread over (scripts/emulator/ovs/instances.py), the sessions each
 daemon runs, the interval within each daemon's packet budget
-(scripts/emulator/bfd.py) and the detection time. Pure computation, no root.
+(scripts/emulator/bfd/policy.py) and the detection time. Pure computation, no root.
 
     python -m scripts.fattree.bfd_defaults [--k 4 6 8 16] [--out results/fattree]
 

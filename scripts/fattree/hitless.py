@@ -5,8 +5,8 @@ applied.
 
 The sequence fails e2_0-a2_2, then e1_0-a1_3, recovers e1_0-a1_3, then
 e2_0-a2_2: the lower switches of pods 0 and 3 hold a second-level table for
-10.2.0.0/24, get one for 10.1.0.0/24 beside it and lose it again (the
-issue's renumbering example). Streams are classified from the model
+10.2.0.0/24, get one for 10.1.0.0/24 beside it and lose it again (a
+renumbering that once lost packets). Streams are classified from the model
 (tables_with_failures, walked hop by hop):
 
   unaffected  the same path in every state of the sequence, over no link

@@ -156,7 +156,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--k', type=fattree_k, default=4)
     parser.add_argument('--bfd-ms', type=positive(int),
-                        help='BFD interval (default: the one dcfabric run gives this k, scripts/emulator/bfd.py)')
+                        help='BFD interval (default: the one dcfabric run gives this k, scripts/emulator/bfd/policy.py)')
     parser.add_argument('--out', default='results/outages')
     parser.add_argument('--ofp-port', type=int, default=6653)
     parser.add_argument('--rest-port', type=int, default=8080)

@@ -3,7 +3,7 @@
 controller.p4.entries.
 
 Needs ``p4c-bm2-ss``, ``simple_switch`` and ``simple_switch_CLI`` on PATH
-(p4c and bmv2 are not packaged for Debian; see "P4 data planes" in README.md) and root.
+(p4c and bmv2 are not packaged for Debian; see docs/p4.md) and root.
 
     python -m scripts.p4.bmv2_fabric fattree [--k 4] [--cli]   # two_level.p4 everywhere
     python -m scripts.p4.bmv2_fabric letflow [--delta-us N] [--cli]  # 2 leaves, 2 spines
@@ -41,7 +41,7 @@ from controller.p4.entries import fattree_commands, letflow_commands, sketch_com
 from scripts import REPO_ROOT
 from scripts.emulator import traffic
 from scripts.emulator.controller_process import end_process
-from scripts.emulator.fabric import MininetContext, terminate_on_sigterm
+from scripts.emulator.fabric import MininetContext
 from scripts.emulator.mininet_classes import hosts_tx_offload_off
 from topologies.fattree import FatTree
 from topologies.leafspine import LeafSpine
@@ -221,8 +221,7 @@ class P4Fabric(MininetContext):
         if os.geteuid() != 0:
             raise P4Error('a P4 fabric needs root (Mininet creates namespaces and veths)')
         if missing_tools():
-            raise P4Error('not on PATH: %s (see "P4 data planes" in README.md)' % ' '.join(missing_tools()))
-        terminate_on_sigterm()
+            raise P4Error('not on PATH: %s (see docs/p4.md)' % ' '.join(missing_tools()))
         setLogLevel(self.log_level)
         self.work_dir = tempfile.mkdtemp(prefix='dcfabric-p4-')
         program = compile_program(self.program, self.work_dir)

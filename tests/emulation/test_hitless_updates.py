@@ -1,6 +1,6 @@
 """Routing updates lose nothing themselves: in a k=4 fabric with
 BFD, UDP streams run while e2_0-a2_2 fails, e1_0-a1_3 fails, e1_0-a1_3
-recovers (the issue's renumbering example: e0_0's table for 10.2.0.0/24
+recovers (a renumbering that once broke it: e0_0's table for 10.2.0.0/24
 used to be renumbered and rewritten in place) and e2_0-a2_2 recovers
 (scripts/fattree/hitless.py).
 

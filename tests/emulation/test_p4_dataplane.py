@@ -1,6 +1,6 @@
 """The P4 programs compiled by p4c and run in bmv2 simple_switch, with real
 packets in Mininet. Skipped when the P4 tools are not on PATH (CI has no P4
-toolchain: p4c and bmv2 are not packaged for Debian; see "P4 data planes" in README.md)."""
+toolchain: p4c and bmv2 are not packaged for Debian; see docs/p4.md)."""
 import json
 import os
 import subprocess
@@ -17,7 +17,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MISSING = missing_tools()
 pytestmark = pytest.mark.skipif(
     bool(MISSING), reason='P4 toolchain not on PATH (missing: %s); CI has none, '
-                          'see "P4 data planes" in README.md' % ' '.join(MISSING))
+                          'see docs/p4.md' % ' '.join(MISSING))
 
 # Send ``count`` UDP datagrams of ``size`` payload bytes from a fixed source
 # port, one every ``interval`` seconds: one 5-tuple, one flow.

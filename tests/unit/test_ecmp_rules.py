@@ -37,7 +37,7 @@ def test_no_failures_hash_over_every_upward_port_and_leave_own_hosts_to_table_1(
 
 
 def test_remote_core_failure_steers_other_pods_off_that_core():
-    # the case: a0_2-c1_1 down; upper switches of other pods must
+    # the case that broke it once: a0_2-c1_1 down; upper switches of other pods must
     # stop hashing traffic for pod 0 onto c1_1
     failed = expand_failures(TOPO, [('a0_2', 'c1_1')])
     tables = tables_with_failures(TOPO, failed)
