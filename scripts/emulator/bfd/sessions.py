@@ -13,7 +13,7 @@ def enable(model, column, sites=LOCAL):
     cmds = {}
     for link in model.switch_links():
         for node, port in ((link.node_a, link.port_a), (link.node_b, link.port_b)):
-            cmds.setdefault(sites.server_of(node), ['ovs-vsctl']).extend(
+            cmds.setdefault(sites.server_of(node), ['ovs-vsctl', '--timeout=60']).extend(
                 ['--', 'set', 'interface', interface_name(model, node, port)]
                 + ['bfd:%s=%s' % item for item in column.items()])
     for server, cmd in cmds.items():
@@ -25,7 +25,7 @@ def status(model, sites=LOCAL):
     switch-to-switch interface OVS has."""
     statuses = {}
     for server in sites.servers():
-        out = sites.run(server, 'ovs-vsctl', '-f', 'json', '--columns=name,bfd_status',
+        out = sites.run(server, 'ovs-vsctl', '--timeout=30', '-f', 'json', '--columns=name,bfd_status',
                         'list', 'interface').stdout
         for name, (_, status) in json.loads(out)['data']:
             statuses[name] = dict(status)
@@ -48,11 +48,11 @@ def flaps(model, sites=LOCAL):
 def wait_up(model, timeout=30, sites=LOCAL):
     deadline = time.time() + timeout
     while True:
-        states = states(model, sites)
+        now = states(model, sites)
         # an interface missing from OVS counts as down, or no bridges at all would pass
-        down = sorted(name for name, state in states.items() if state != 'up') + (
-            ['%d missing' % (2 * len(model.switch_links()) - len(states))]
-            if len(states) < 2 * len(model.switch_links()) else [])
+        down = sorted(name for name, state in now.items() if state != 'up') + (
+            ['%d missing' % (2 * len(model.switch_links()) - len(now))]
+            if len(now) < 2 * len(model.switch_links()) else [])
         if not down:
             return
         if time.time() > deadline:
