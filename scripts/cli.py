@@ -11,6 +11,7 @@ experiments and print routing state.
   dcfabric recover link A B | recover switch S
                                 inject / undo failures on a running fabric
   dcfabric links [--k 4]        carrier and BFD state of every switch link
+  dcfabric clean [--dry-run]    remove what runs that were killed left behind
   dcfabric kevin cli [--n 8 --k-s 2 --k-d 1 --scheduler none|bfs|greedy|distda]
                                 Kevin de Bruijn fabric + its controller, Mininet CLI
   dcfabric kevin tables [--n 8 --k-s 2] [--da 011:100]
@@ -144,6 +145,11 @@ def cmd_links(args):
             carrier.append('up' if 'LOWER_UP' in out else 'absent' if not out else 'down')
         print('%-8s %-8s %-14s %-14s' % (link.node_a, link.node_b, '/'.join(carrier),
                                          '/'.join(str(bfd.get(i)) for i in ends)))
+
+
+def cmd_clean(args):
+    from scripts.emulator import clean
+    clean.main(dry_run=args.dry_run)
 
 
 def cmd_bisection(args):
@@ -330,6 +336,11 @@ def build_parser():
     add_experiments(sub, 'p4', EXPERIMENTS['p4'], 'P4 data planes on bmv2 (needs p4c and bmv2)')
     add_experiments(sub, 'measure', EXPERIMENTS['measure'], 'benchmarks and model checks, each writing JSON/CSV')
 
+    p = sub.add_parser('clean', help='remove what dcfabric runs that ended without tearing down left '
+                                     '(only theirs, never anything else)')
+    p.add_argument('--dry-run', action='store_true', help='list what would be removed, remove nothing')
+    p.set_defaults(func=cmd_clean)
+
     p = sub.add_parser('tables', help='print two-level tables and rule counts')
     p.add_argument('--k', type=_k, default=4)
     p.add_argument('--switch', help='one switch by name, e.g. e0_1, a2_2, c1_1')
@@ -344,6 +355,7 @@ def main(argv=None):
         args.args = rest
     elif rest:
         parser.error('unrecognized arguments: %s' % ' '.join(rest))
+    from scripts.emulator import run_record
     from scripts.emulator.errors import SetupError
     from scripts.emulator.faults import FaultError
     from topologies.model import UnknownNodeError
@@ -352,7 +364,7 @@ def main(argv=None):
     except (SetupError, FaultError, UnknownNodeError, ValueError, TimeoutError) as err:
         sys.exit('dcfabric: %s' % err)
     except KeyboardInterrupt:
-        sys.exit('dcfabric: interrupted; everything torn down')
+        sys.exit('dcfabric: interrupted; %s' % run_record.teardown_state())
 
 
 if __name__ == '__main__':

@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from scripts.emulator.ovs.vswitchd import JEMALLOC
+from scripts.emulator.ovs.vswitchd import JEMALLOC, TSO_CONFIG
 
 SUBNET = '192.168.250'
 HEAD_HOST = 1
@@ -61,7 +61,7 @@ class ServerSpec:
     sudo: bool = True       # False: sudo is missing (/usr/bin/sudo is /bin/false)
     # Open_vSwitch other_config set before ovs-vswitchd starts (some, such as
     # userspace-tso-enable, are read only then): ((key, value), ...)
-    other_config: tuple = ()
+    other_config: tuple = (TSO_CONFIG,)
 
 
 def _die_with_parent():
@@ -122,8 +122,8 @@ def _server_setup(address, spec, keydir):
         lines += ['ovsdb-tool create /run/openvswitch/conf.db /usr/share/openvswitch/vswitch.ovsschema',
                   'nice -n -10 ovsdb-server /run/openvswitch/conf.db --remote=punix:/run/openvswitch/db.sock '
                   '--pidfile --detach --log-file=/run/openvswitch/ovsdb-server.log',
-                  'ovs-vsctl --no-wait init',
-                  *['ovs-vsctl --no-wait set Open_vSwitch . other_config:%s=%s' % kv
+                  'ovs-vsctl --timeout=30 --no-wait init',
+                  *['ovs-vsctl --timeout=30 --no-wait set Open_vSwitch . other_config:%s=%s' % kv
                     for kv in spec.other_config],
                   'nice -n -10 env LD_PRELOAD=%s ovs-vswitchd --pidfile --detach '
                   '--log-file=/run/openvswitch/ovs-vswitchd.log' % JEMALLOC]  # why: scripts/emulator/ovs/vswitchd.py

@@ -53,7 +53,7 @@ class ClusterSwitch(RemoteOVSSwitch, UserOVSSwitch):
             group = tuple(group)
             # ovs-vsctl prints the new controller records' UUIDs: judge it by the bridges made
             OVSSwitch.batchStartup(group, run=lambda cmds, **_: group[0].rcmd(cmds))
-            missing = {s.name for s in group} - set(group[0].rcmd('ovs-vsctl list-br').split())
+            missing = {s.name for s in group} - set(group[0].rcmd('ovs-vsctl --timeout=30 list-br').split())
             if missing:
                 raise SetupError('server %s: Open vSwitch did not make bridges %s'
                                  % (server, ' '.join(sorted(missing))))

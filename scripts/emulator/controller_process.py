@@ -21,7 +21,7 @@ def end_process(process, grace_s=10):
         process.wait(grace_s)
     except subprocess.TimeoutExpired:
         process.kill()
-        process.wait()
+        process.wait(grace_s)
 
 
 class Controller:

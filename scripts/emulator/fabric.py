@@ -5,18 +5,18 @@ vSwitch, driven by a dcfabric Ryu app in a controller subprocess.
 Mininet network, its veths and bridges, the controller and any process
 started in a host) on exit, error, Ctrl-C or SIGTERM.
 """
-import signal
+import os
 import subprocess
 import time
 
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 
-from scripts.emulator import faults
+from scripts.emulator import clean, faults, run_record
 from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
 from scripts.emulator.controller_process import Controller
 from scripts.emulator.errors import SetupError
-from scripts.emulator.host_cpu_group import HostCpuGroup
+from scripts.emulator.host_cpu_group import HostCpuGroup, group_name
 from scripts.emulator.machine_checks import check_machine
 from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, FabricHost, ListeningController,
                                               ShapedLink, UserOVSSwitch, hosts_tx_offload_off)
@@ -24,14 +24,13 @@ from scripts.emulator.ovs import ovsdb, vswitchd
 from scripts.emulator.ovs.instances import (InstanceSites, OvsInstanceError, OvsInstances,
                                             placement as instance_placement, require_tools, switch_ports)
 from scripts.emulator.progress import progress
-from topologies.mininet_topo import ModelTopo
+from scripts.emulator.teardown import Steps, TeardownError, end_on_signals, ending, signals_deferred
+from topologies.mininet_topo import ModelTopo, interface_name
 from topologies.model import ofport
 
 
-def terminate_on_sigterm():
-    def handler(signum, frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, handler)
+# a bulk deletion of k=16's thousands of veths takes minutes
+BULK_DELETE_TIMEOUT_S = 900
 
 
 def stop_ovs_network(net, instances=None):
@@ -41,52 +40,64 @@ def stop_ovs_network(net, instances=None):
     each: minutes at k=16): every bridge in one ovsdb transaction, every
     switch-side veth (and so its peer) in one ``ip link delete group``
     (BatchedMininet), then the node shells (a host's namespace goes with its
-    shell). Each step runs even if one before it failed; the first failure
-    is raised at the end. ovs-vswitchd drops the bridges in its own time,
+    shell). Each step runs even if one before it failed; the failures are
+    raised together at the end. ovs-vswitchd drops the bridges in its own time,
     and nothing here needs to wait for it.
 
     Switches on Open vSwitch instances of their own (``instances``,
-    scripts/ovs_instances) go with their instances instead: their shells
+    scripts/emulator/ovs/instances.py) go with their instances instead: their shells
     end, then the daemons and the namespaces (and so every veth with an end
     there), with nothing for a daemon to reconfigure."""
-    errors = []
+    steps = Steps()
     if instances is not None:
-        for switch in net.switches:
-            switch.terminate()
-        instances.stop()
+        steps.run('ending the switch shells', lambda: [switch.terminate() for switch in net.switches])
+        steps.run('stopping the Open vSwitch instances', instances.stop)
     bridges = [switch.name for switch in net.switches if not getattr(switch, 'instance', None)]
-    try:
-        if bridges:
-            ovsdb.delete_bridges(bridges)
-    except Exception as error:  # the veths and shells must go whatever happened here
-        errors.append('deleting bridges: %s' % error)
+    if bridges:
+        steps.run('deleting bridges', ovsdb.delete_bridges, bridges)
     link_group = getattr(net, 'link_group', None)
     if link_group is not None:
-        subprocess.run(['ip', 'link', 'delete', 'group', str(link_group)], capture_output=True)
+        # no check: the group is empty when the instances took every veth with them
+        steps.run('deleting the veth group', subprocess.run, ['ip', 'link', 'delete', 'group', str(link_group)],
+                  capture_output=True, timeout=BULK_DELETE_TIMEOUT_S)
     # what the group did not hold (TCLink makes its own veths); -force: a
     # veth already gone with its peer is no reason to stop
     interfaces = [intf.name for s in net.switches if not getattr(s, 'instance', None)
                   for intf in s.intfList() if intf.name != 'lo']
-    subprocess.run(['ip', '-force', '-batch', '-'], capture_output=True, text=True,
-                   input=''.join('link del dev %s\n' % name for name in interfaces))
-    for node in net.hosts + net.switches:
-        node.terminate()
+    steps.run('deleting veths', subprocess.run, ['ip', '-force', '-batch', '-'], capture_output=True, text=True,
+              input=''.join('link del dev %s\n' % name for name in interfaces), timeout=BULK_DELETE_TIMEOUT_S)
+    steps.run('ending the node shells', lambda: [node.terminate() for node in net.hosts + net.switches])
     net.links, net.hosts, net.switches = [], [], []
-    if errors:
-        raise SetupError('; '.join(errors))
+    steps.raise_errors()
 
 
 class MininetContext:
     """What every emulated fabric runner shares: ``with`` starts it and, if
     starting fails part-way or the block ends, stops the network and then
     releases whatever else the runner holds; nodes are looked up by the
-    model's names. A runner implements ``start()`` and ``release()``."""
+    model's names. A runner implements ``start()`` and ``release()``, and
+    says what it makes on this machine (``made_here``, ``running_here``)
+    for the run record (scripts/emulator/run_record.py).
+
+    Every way the session ends tears it down (scripts/emulator/teardown.py):
+    the ending signals raise, and ``stop`` runs once, with them deferred,
+    every step guarded. Its entry in the run record goes only when nothing
+    failed; otherwise ``dcfabric clean`` finds what is left once this
+    process has ended."""
     model = None
     net = None
+    record_key = None  # this fabric's entry in the run record while it may have left something
+    stopping = False
 
     def __enter__(self):
+        end_on_signals()
+        clean.refuse_stale_state()
+        self.record_key = run_record.begin(self.model.name)
         try:
+            run_record.add(self.record_key, **self.made_here())
             self.start()
+            run_record.started(self.record_key)
+            run_record.add(self.record_key, **self.running_here())
         except BaseException:
             self.stop()
             raise
@@ -96,13 +107,37 @@ class MininetContext:
         self.stop()
         return False
 
+    def made_here(self):
+        """What ``start`` makes on this machine that outlives this process
+        unless removed: {what: names} (run_record.py's keys)."""
+        return {}
+
+    def running_here(self):
+        """The processes the started fabric runs here: {what: pids}."""
+        return {'shells': [node.pid for node in self.net.hosts + self.net.switches if node.pid]}
+
     def stop(self):
+        """Tear down once: a stop while stopping (a handler, a nested exit) does nothing."""
+        if self.stopping:
+            return
+        self.stopping = True
         try:
-            if self.net is not None:
-                self.stop_network()
-                self.net = None
+            with signals_deferred() as caught:
+                steps = self.teardown = Steps()
+                if self.net is not None:
+                    steps.run('stopping the network', self.stop_network)
+                    self.net = None
+                steps.run('releasing', self.release)
+                if not steps.errors and self.record_key is not None:
+                    run_record.finish(self.record_key)
+                    self.record_key = None
         finally:
-            self.release()
+            self.stopping = False
+        if steps.errors:
+            raise TeardownError('teardown incomplete (%s); `dcfabric clean` removes what is left once '
+                                'this process has ended' % '; '.join(steps.errors))
+        if caught:
+            raise ending(caught[0])
 
     def stop_network(self):
         self.net.stop()
@@ -151,6 +186,7 @@ class Fabric(MininetContext):
                                 in instance_placement(switch_ports(model), ovs_instances).items()}
             self.sites = InstanceSites(self.instance_of, self.ovs.instances)
         self.bw = bw
+        self.tso = None  # whether every daemon reads offload metadata (start)
         self.bfd_ms = bfd_ms
         self.bfd_column = bfd_policy.interface_options(bfd_ms) if bfd_ms else None
         self.listen = listen
@@ -182,16 +218,9 @@ class Fabric(MininetContext):
 
     def start(self):
         self.check()
-        terminate_on_sigterm()
         setLogLevel(self.log_level)
         if self.controller:
             self.controller.start()
-        link_opts, link_class = None, BatchedLink
-        if self.bw:
-            # TCLink shapes each interface as it makes it (and would turn
-            # offloads back on: keep them off).
-            link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, ShapedLink
-        topo = ModelTopo(self.model, link_opts=link_opts)
         if self.ovs:
             progress('starting %d Open vSwitch instances' % len(self.ovs.instances))
             try:
@@ -200,6 +229,18 @@ class Fabric(MininetContext):
                 raise SetupError(str(error)) from None
             if stale:
                 progress('removed %d Open vSwitch instances left by an earlier run' % stale)
+        self.tso = all(vswitchd.tso_enabled(self.sites, server) for server in self.sites.servers())
+        if not self.tso:
+            progress('warning: ovs-vswitchd was started without userspace TSO: the hosts\' TX checksum '
+                     'offload goes off and every frame costs the daemon a system call, which caps the '
+                     'fabric far below its links (restart it as scripts/setup.sh does; '
+                     'scripts/emulator/ovs/vswitchd.py)')
+        link_opts, link_class = None, BatchedLink
+        if self.bw:
+            # TCLink shapes each interface as it makes it, and sets the
+            # offloads: on with TSO, off without (TCP would hang).
+            link_opts, link_class = {'bw': self.bw, 'txo': self.tso, 'rxo': self.tso}, ShapedLink
+        topo = ModelTopo(self.model, link_opts=link_opts)
         self.host_group = HostCpuGroup(self.host_sites)
         cpu_group = self.host_group.make()
         if self.host_group.stale_removed:
@@ -229,7 +270,8 @@ class Fabric(MininetContext):
             if self.bfd_ms else ''))
         self.net.start()
         self.started_at = time.time()
-        hosts_tx_offload_off(self.net)
+        if not self.tso:
+            hosts_tx_offload_off(self.net)
         # generous: ovs-vswitchd brings sessions up one poll loop at a time
         timeout = 60 + len(self.model.switches) // 2
         if self.bfd_ms:
@@ -263,17 +305,36 @@ class Fabric(MininetContext):
         progress('stopping %s' % self.model.name)
         stop_ovs_network(self.net, self.ovs)
 
-    def release(self):
+    def made_here(self):
+        made = {}
         if self.ovs:
-            self.ovs.stop()  # again if the network never started
+            made['ovs_instances'] = [instance.index for instance in self.ovs.instances]
+        if self.sites is faults.LOCAL:  # on instances, the bridges and veths go with their namespaces
+            made['bridges'] = [switch.name for switch in self.model.switches]
+            made['veths'] = [interface_name(self.model, switch.name, port) for switch in self.model.switches
+                             for port in self.model.ports(switch.name)]
+        if self.host_sites is faults.LOCAL:
+            made['cpu_groups'] = [group_name(os.getpid())]
+        return made
+
+    def running_here(self):
+        running = super().running_here()
+        if self.controller:
+            running['controller_pid'] = self.controller.process.pid
+        return running
+
+    def release(self):
+        steps = self.teardown
+        if self.ovs:
+            steps.run('stopping the Open vSwitch instances', self.ovs.stop)  # again if the network never started
         if self.daemon_settings and self.ovs is None:  # private daemons end with the fabric
-            self.daemon_settings.undo()
+            steps.run('putting ovs-vswitchd settings back', self.daemon_settings.undo)
         self.daemon_settings = None
         if self.send_buffer:
-            self.send_buffer.undo()
+            steps.run("putting ovs-vswitchd's send buffer back", self.send_buffer.undo)
         self.send_buffer = None
         if self.host_group:
-            self.host_group.remove()  # after the network: it ended the hosts
+            steps.run("removing the hosts' CPU group", self.host_group.remove)  # after the network: it ended the hosts
         self.host_group = None
         if self.controller:
-            self.controller.stop()
+            steps.run('stopping the controller', self.controller.stop)

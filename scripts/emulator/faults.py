@@ -38,8 +38,15 @@ class FaultError(RuntimeError):
     pass
 
 
-def run_command(*cmd, check=True):
-    result = subprocess.run(cmd, capture_output=True, text=True)
+# long enough for a batched command on k=16's thousands of interfaces
+COMMAND_TIMEOUT_S = 300
+
+
+def run_command(*cmd, check=True, timeout=COMMAND_TIMEOUT_S):
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise FaultError('%s did not finish within %d s' % (' '.join(cmd), timeout)) from None
     if check and result.returncode != 0:
         raise FaultError('%s failed: %s' % (' '.join(cmd), result.stderr.strip()))
     return result

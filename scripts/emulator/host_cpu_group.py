@@ -71,7 +71,7 @@ class HostCpuGroup:
             for stale in self._run(server, STALE.format(root=self.root, prefix=NAME_PREFIX)).split():
                 if stale == self.name:
                     continue  # ours, made on a server that shares this kernel but not our pids
-                self._remove(server, stale)
+                self.remove_group(server, stale)
                 self.stale_removed += 1
             self._run(server, 'mkdir -p {0}/{1} && echo {2} > {0}/{1}/cpu.shares'.format(
                 self.root, self.name, HOSTS_CPU_SHARES))
@@ -80,10 +80,11 @@ class HostCpuGroup:
 
     def remove(self):
         for server in self.made_on:
-            self._remove(server, self.name)
+            self.remove_group(server, self.name)
         self.made_on = []
 
-    def _remove(self, server, name):
+    def remove_group(self, server, name):
+        """End what is left in group ``name`` on ``server`` and remove the group."""
         self._run(server, REMOVE.format(root=self.root, name=name))
 
     def _run(self, server, script):

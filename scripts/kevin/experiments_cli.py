@@ -180,7 +180,8 @@ def main(argv=None):
     except (KevinParameterError, ValueError) as err:
         parser.error(str(err))
     except KeyboardInterrupt:
-        sys.exit('kevin_experiment: interrupted; the fabric and its processes are torn down')
+        from scripts.emulator import run_record
+        sys.exit('kevin_experiment: interrupted; %s' % run_record.teardown_state())
 
 
 if __name__ == '__main__':

@@ -10,14 +10,15 @@ import time
 import pytest
 
 from scripts.emulator import traffic
+from tests.conftest import require_emulation
 from scripts.p4.bmv2_fabric import (
     P4Error, P4Fabric, compile_program, fattree_model, letflow_model, missing_tools, sketch_model)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MISSING = missing_tools()
 pytestmark = pytest.mark.skipif(
-    bool(MISSING), reason='P4 toolchain not on PATH (missing: %s); CI has none, '
-                          'see docs/p4.md' % ' '.join(MISSING))
+    bool(MISSING), reason='P4 toolchain not on PATH (missing: %s): the one allowed skip, since no '
+                          'registry here has p4c or bmv2 (CI has none; see docs/p4.md)' % ' '.join(MISSING))
 
 # Send ``count`` UDP datagrams of ``size`` payload bytes from a fixed source
 # port, one every ``interval`` seconds: one 5-tuple, one flow.
@@ -37,8 +38,7 @@ def send_udp(host, dst_ip, count, size=100, interval=0.001):
 
 
 def needs_root():
-    if os.geteuid() != 0:
-        pytest.skip('needs root (Mininet creates namespaces and veths)')
+    require_emulation()
 
 
 @pytest.mark.parametrize('program, table', [

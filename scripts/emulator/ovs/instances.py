@@ -28,7 +28,7 @@ import subprocess
 import time
 
 from scripts.emulator.faults import run_command
-from scripts.emulator.ovs.vswitchd import JEMALLOC
+from scripts.emulator.ovs.vswitchd import JEMALLOC, TSO_CONFIG
 
 RUN_ROOT = '/run/dcfabric'
 NETNS_PREFIX = 'dcfovs'
@@ -37,6 +37,7 @@ SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema'
 # and removing grow about fourfold for twice the ports).
 PORTS_PER_INSTANCE = 1280
 MAX_INSTANCES = 16
+COMMAND_TIMEOUT_S = 60
 
 
 class OvsInstanceError(RuntimeError):
@@ -130,11 +131,16 @@ class OvsInstance:
                  self.prefix() + ['ovsdb-server', os.path.join(self.rundir, 'conf.db'),
                                   '--remote=punix:%s/db.sock' % self.rundir, '--detach', '--pidfile',
                                   '--log-file'],
-                 self.prefix() + ['ovs-vsctl', '--no-wait', 'init'],
+                 self.prefix() + ['ovs-vsctl', '--timeout=%d' % COMMAND_TIMEOUT_S, '--no-wait', 'init', '--',
+                                  'set', 'Open_vSwitch', '.', 'other_config:%s=%s' % TSO_CONFIG],
                  self.prefix() + ['env', 'LD_PRELOAD=' + JEMALLOC, 'ovs-vswitchd', self.db_remote(),
                                   '--detach', '--pidfile', '--log-file']]
         for cmd in steps:
-            result = subprocess.run(cmd, capture_output=True, text=True)
+            try:
+                result = subprocess.run(cmd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise OvsInstanceError('starting Open vSwitch instance %s: `%s` did not finish within %d s'
+                                       % (self, ' '.join(cmd[-6:]), COMMAND_TIMEOUT_S)) from None
             if result.returncode != 0:
                 raise OvsInstanceError('starting Open vSwitch instance %s: `%s` failed: %s'
                                        % (self, ' '.join(cmd[-6:]), result.stderr.strip()))
@@ -149,17 +155,17 @@ class OvsInstance:
         veths with an end in it, go with it) and remove the run directory."""
         relay = self.pid('controller-relay')
         if relay is not None:  # with the child it forked per switch connection: its session
-            subprocess.run(['pkill', '-TERM', '-s', str(relay)], capture_output=True)
+            subprocess.run(['pkill', '-TERM', '-s', str(relay)], capture_output=True, timeout=COMMAND_TIMEOUT_S)
         if self.relay is not None:
             try:
                 self.relay.wait(5)
             except subprocess.TimeoutExpired:
                 self.relay.kill()
-                self.relay.wait()
+                self.relay.wait(5)
             self.relay = None
         for daemon in ('ovs-vswitchd', 'ovsdb-server'):
             _end(self.pid(daemon))
-        subprocess.run(['ip', 'netns', 'delete', self.netns], capture_output=True)
+        subprocess.run(['ip', 'netns', 'delete', self.netns], capture_output=True, timeout=COMMAND_TIMEOUT_S)
         shutil.rmtree(self.rundir, ignore_errors=True)
 
 
@@ -185,7 +191,8 @@ def left_over():
     if os.path.isdir(RUN_ROOT):
         indexes.update(int(name[3:]) for name in os.listdir(RUN_ROOT)
                        if name.startswith('ovs') and name[3:].isdigit())
-    namespaces = subprocess.run(['ip', 'netns', 'list'], capture_output=True, text=True).stdout
+    namespaces = subprocess.run(['ip', 'netns', 'list'], capture_output=True, text=True,
+                                timeout=COMMAND_TIMEOUT_S).stdout
     indexes.update(int(word[len(NETNS_PREFIX):]) for word in namespaces.split()
                    if word.startswith(NETNS_PREFIX) and word[len(NETNS_PREFIX):].isdigit())
     return [OvsInstance(i) for i in sorted(indexes)]

@@ -27,7 +27,7 @@ start)
     [ -e "$DIR/conf.db" ] || ovsdb-tool create "$DIR/conf.db" /usr/share/openvswitch/vswitch.ovsschema
     in_ns ovsdb-server "$DIR/conf.db" --remote="punix:$DIR/db.sock" --pidfile="$DIR/ovsdb-server.pid" \
         --detach --log-file="$DIR/ovsdb-server.log"
-    in_ns ovs-vsctl --no-wait init
+    in_ns ovs-vsctl --timeout=30 --no-wait init
     # jemalloc: scripts/emulator/ovs/vswitchd.py says why
     in_ns env LD_PRELOAD=libjemalloc.so.2 ovs-vswitchd "unix:$DIR/db.sock" --pidfile="$DIR/ovs-vswitchd.pid" --detach \
         --log-file="$DIR/ovs-vswitchd.log"
