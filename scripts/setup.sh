@@ -20,7 +20,7 @@ fi
 # libjemalloc2: ovs-vswitchd's allocator (scripts/emulator/ovs/vswitchd.py says why).
 APT_PACKAGES="openvswitch-switch mininet iperf3 iputils-ping ethtool iproute2
   procps psmisc net-tools fping curl python3 python3-venv python3-dev gcc g++ make
-  chromium chromium-driver prometheus python3-networkx openssh-server sudo socat libjemalloc2"
+  chromium chromium-driver prometheus python3-networkx openssh-server sudo socat libjemalloc2 tmux"
 missing=$(for p in $APT_PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
   grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
