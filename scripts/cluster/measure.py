@@ -69,19 +69,9 @@ def bfd_detection_s(topo, fabric, timeout=30):
         bfd_sessions.wait_up(topo, sites=fabric.sites)
 
 
-def hosts_tx_offload_on(net):
-    """Undo scripts/fabric.hosts_tx_offload_off: with userspace TSO, OVS reads
-    packets with their offload metadata (virtio-net headers), so the hosts'
-    checksum-partial and oversized TCP segments are forwarded correctly."""
-    for host in net.hosts:
-        host.cmd('; '.join('ethtool -K %s tx on tso on >/dev/null 2>&1' % i.name for i in host.intfList()))
-
-
-def run_fabric(topo, fabric, began, seconds, seed, tso):
+def run_fabric(topo, fabric, began, seconds, seed):
     """The row's measurements on a started ``fabric`` (``began``: before its start)."""
     hosts = [h.name for h in topo.hosts]
-    if tso:
-        hosts_tx_offload_on(fabric.net)
     progress('%s up in %.1f s, ready in %.1f s' % (topo.name, fabric.started_at - began,
                                                    fabric.ready_at - began))
     reach_s = traffic.wait_all_pairs(fabric.net, hosts, deadline_s=300, progress=progress)
@@ -136,14 +126,14 @@ def run_configuration(topo, interval, servers, seconds, seed, tunnel, ovs_config
     if servers == LOCAL:
         with Fabric(topo, APP, {'k': k}, ofp_port=free_port(), rest_port=free_port(), bfd_ms=interval,
                     ready_path=READY_PATH, ovs_instances=ovs_instances) as fabric:
-            row.update(run_fabric(topo, fabric, began, seconds, seed, tso=False))
+            row.update(run_fabric(topo, fabric, began, seconds, seed))
         return row
-    with ContainerServers([ServerSpec(other_config=ovs_config)] * servers) as cluster, cluster.in_head():
+    specs = [ServerSpec(other_config=ServerSpec.other_config + tuple(ovs_config))] * servers  # TSO and these
+    with ContainerServers(specs) as cluster, cluster.in_head():
         began = time.time()
         with ClusterFabric(topo, APP, {'k': k}, cluster.servers, tunnel=tunnel, bfd_ms=interval,
                            ready_path=READY_PATH) as fabric:
-            row.update(run_fabric(topo, fabric, began, seconds, seed,
-                                  tso=('userspace-tso-enable', 'true') in ovs_config))
+            row.update(run_fabric(topo, fabric, began, seconds, seed))
             row['tunnels'] = len(fabric.tunnel_links())  # as Mininet made them
     return row
 

@@ -79,7 +79,10 @@ def summarize(runs, config):
     model = {p: statistics.mean(two_level_fair_share(topo, seeded(p, topo, seed)) for seed in sorted(s))
              for p, s in seeds_run.items()}
     summary = {}
-    for (pattern, scheme), rs in groups.items():
+    for (pattern, scheme), all_runs in groups.items():
+        # a run the emulator limited is left out, unless every run was (then the cell is flagged)
+        limited = [r for r in all_runs if not run_faithful(r)]
+        rs = [r for r in all_runs if run_faithful(r)] or all_runs
         of_ref = [100.0 * r['aggregate_mbps'] / reference[(pattern, r['rep'])]
                   for r in rs if (pattern, r['rep']) in reference]
         of_line = [100.0 * r['aggregate_mbps'] / line_rate for r in rs]
@@ -94,8 +97,29 @@ def summarize(runs, config):
             'twolevel_fair_share_pct': model[pattern],
             'aggregate_mbps': statistics.mean(r['aggregate_mbps'] for r in rs),
             'cpu_busy_pct_max': max(r['cpu_busy_pct'] for r in rs),
-            'ovs_vswitchd_cpu_pct_max': max(r['ovs_vswitchd_cpu_pct'] for r in rs)}
+            'ovs_vswitchd_cpu_pct_max': max(r['ovs_vswitchd_cpu_pct'] for r in rs),
+            'runs_total': len(all_runs), 'runs_judged': sum(1 for r in all_runs if 'fidelity' in r),
+            'runs_limited': len(limited), 'all_limited': len(limited) == len(all_runs)}
     return summary
+
+
+def run_faithful(run):
+    """Whether a run's fidelity verdict holds (runs recorded before verdicts existed count as such)."""
+    return run.get('fidelity', {}).get('ok', True)
+
+
+def fidelity_cell(summary, pattern):
+    """The emulator's verdict over every run of ``pattern``, as a table cell."""
+    rows = [r for (p, _), r in summary.items() if p == pattern]
+    judged, limited = sum(r['runs_judged'] for r in rows), sum(r['runs_limited'] for r in rows)
+    runs = sum(r['runs_total'] for r in rows)
+    if not judged:
+        return 'not judged'
+    return 'faithful' if not limited else 'LIMITED %d/%d runs' % (limited, runs)
+
+
+def _flag(row):
+    return '!' if row['all_limited'] else ''
 
 
 def _metric(config):
@@ -117,7 +141,7 @@ def format_table(summary, config):
              % ('aggregate / non-blocking switch' if metric == 'pct_of_nonblocking'
                 else 'aggregate / (hosts x link rate)', seeds_caption(config)),
              '%-27s' % 'pattern' + ''.join('%16s' % s for s in schemes)
-             + '  2L fair   paper']
+             + '  2L fair   paper                   emulator']
     for pattern in config['patterns']:
         cells = []
         for scheme in schemes:
@@ -125,14 +149,18 @@ def format_table(summary, config):
             if row is None:
                 cells.append('%16s' % '-')
             elif scheme == 'nonblocking' or metric == 'pct_of_line_rate':
-                cells.append('%16s' % ('%5.1f line' % row['pct_of_line_rate']))
+                cells.append('%16s' % ('%5.1f line%s' % (row['pct_of_line_rate'], _flag(row))))
             else:
-                cells.append('%16s' % ('%5.1f +- %4.1f' % (row[metric], row['pct_of_nonblocking_std'])))
+                cells.append('%16s' % ('%5.1f +- %4.1f%s' % (row[metric], row['pct_of_nonblocking_std'],
+                                                            _flag(row))))
         paper = PAPER.get(pattern)
         model = next((r['twolevel_fair_share_pct'] for (p, _), r in summary.items() if p == pattern), None)
         lines.append('%-27s' % label(pattern) + ''.join(cells)
                      + ('%9.1f' % model if model is not None else '%9s' % '-') + '   '
-                     + ('[%s]' % ' / '.join('%.1f' % v for v in paper) if paper else '[-]'))
+                     + '%-24s' % ('[%s]' % ' / '.join('%.1f' % v for v in paper) if paper else '[-]')
+                     + fidelity_cell(summary, pattern))
+    lines.append('emulator: "faithful" when every run kept the fidelity verdict (scripts/emulator/fidelity.py); '
+                 'limited runs are left out of the means, and a cell of only limited runs is marked !')
     return '\n'.join(lines)
 
 
@@ -163,9 +191,12 @@ def format_markdown(summary, config, runs):
                 ' '.join(map(str, seeds)), 'the non-blocking switch\'s aggregate rate for the same flows'
                 if metric == 'pct_of_nonblocking' else 'hosts x link rate'),
              machine_line(runs),
+             'Emulator: "faithful" when every run of the pattern kept the fidelity verdict '
+             '(scripts/emulator/fidelity.py); runs it limited are left out of the means, and a cell of only '
+             'limited runs is marked !.',
              '',
-             '| pattern | ' + ' | '.join(schemes) + ' | 2L fair | paper | non-blocking, % of line rate |',
-             '|---' * (len(schemes) + 4) + '|']
+             '| pattern | ' + ' | '.join(schemes) + ' | 2L fair | paper | non-blocking, % of line rate | emulator |',
+             '|---' * (len(schemes) + 5) + '|']
     for pattern in config['patterns']:
         cells = []
         for scheme in schemes:
@@ -176,13 +207,15 @@ def format_markdown(summary, config, runs):
             cell = '%.1f' % row[metric]
             if metric == 'pct_of_nonblocking' and row['reps'] > 1:
                 cell += ' +- %.1f' % row['pct_of_nonblocking_std']
+            cell += _flag(row)
             cells.append(cell if row['reps'] == len(seeds) else '%s (n=%d)' % (cell, row['reps']))
         model = next((r['twolevel_fair_share_pct'] for (p, _), r in summary.items() if p == pattern), None)
         paper = PAPER.get(pattern)
         reference = summary.get((pattern, 'nonblocking'))
         cells += ['-' if model is None else '%.1f' % model,
                   ' / '.join('%.1f' % v for v in paper) if paper else '-',
-                  '-' if reference is None else '%.1f' % reference['pct_of_line_rate']]
+                  '-' if reference is None else '%.1f' % reference['pct_of_line_rate'] + _flag(reference),
+                  fidelity_cell(summary, pattern)]
         lines.append('| %s | %s |' % (label(pattern), ' | '.join(cells)))
     return '\n'.join(lines) + '\n'
 
@@ -196,12 +229,14 @@ def write_outputs(out_dir, config, runs, summary):
     with open(os.path.join(out_dir, 'runs.csv'), 'w', newline='') as f:
         w = csv.writer(f)
         w.writerow(['scheme', 'pattern', 'rep', 'seed', 'src', 'dst', 'mbps', 'aggregate_mbps',
-                    'cpu_busy_pct', 'cpu_nice_pct', 'ovs_vswitchd_cpu_pct', 'loadavg_1m', 'ovs_bridges'])
+                    'cpu_busy_pct', 'cpu_nice_pct', 'ovs_vswitchd_cpu_pct', 'loadavg_1m', 'ovs_bridges',
+                    'fidelity_ok'])
         for r in runs:
             for flow in r['flows']:
                 w.writerow([r['scheme'], r['pattern'], r['rep'], seeds[r['rep']], flow['src'], flow['dst'],
                             flow['mbps'], r['aggregate_mbps'], r['cpu_busy_pct'], r['cpu_nice_pct'],
-                            r['ovs_vswitchd_cpu_pct'], r['loadavg_1m'], r['ovs_bridges']])
+                            r['ovs_vswitchd_cpu_pct'], r['loadavg_1m'], r['ovs_bridges'],
+                            r['fidelity']['ok'] if 'fidelity' in r else ''])
     with open(os.path.join(out_dir, 'summary.csv'), 'w', newline='') as f:
         rows = list(summary.values())
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -7,6 +7,7 @@ import urllib.request
 
 from scripts.fattree.bisection_measure import measure
 from scripts.fattree.patterns import label
+from scripts.emulator.fidelity import verdict
 from scripts.emulator.ports import free_port
 from scripts.emulator.traffic import TransferError
 from topologies.fattree import FatTree
@@ -148,8 +149,11 @@ def run_once(fabrics, scheme, pairs, config, progress):
 def run_experiment(config, flows_of, record, progress):
     """For each seed (repetition) and pattern, every scheme in turn
     (fat-tree schemes in alternating order, saving a controller restart
-    per pattern)."""
+    per pattern; the non-blocking reference first, so that every run's
+    fidelity verdict knows what the reference carried)."""
     fattree_schemes = [s for s in config['schemes'] if s != 'nonblocking']
+    line_rate = config['hosts'] * config['bw']
+    reference_pct = {}  # (pattern, rep) -> the non-blocking reference's % of line rate
     with Fabrics(config, progress) as fabrics:
         for rep, seed in enumerate(config['seeds']):
             for index, pattern in enumerate(config['patterns']):
@@ -158,15 +162,20 @@ def run_experiment(config, flows_of, record, progress):
                     order = ['nonblocking'] + order
                 for scheme in order:
                     pairs = flows_of[(pattern, rep)]
-                    rates, cpu = run_once(fabrics, scheme, pairs, config, progress)
+                    rates, cpu, figures = run_once(fabrics, scheme, pairs, config, progress)
+                    if scheme == 'nonblocking':
+                        reference_pct[(pattern, rep)] = round(100.0 * sum(rates) / line_rate, 1)
+                    fidelity = verdict(figures, reference_pct.get((pattern, rep)))
                     run = {'scheme': scheme, 'pattern': pattern, 'rep': rep, 'seed': seed,
                            'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)}
                                      for (s, d), r in zip(pairs, rates)],
-                           'aggregate_mbps': round(sum(rates), 3), **cpu}
+                           'aggregate_mbps': round(sum(rates), 3), **cpu, 'fidelity': fidelity}
                     if scheme in DYNAMIC:  # what the controller did to the flows, to explain a score
                         run['controller_decisions'] = fabrics.decisions()
                     record(run)
-                    progress('%-12s %-26s seed %d: %7.1f Mbit/s aggregate, CPU busy %.0f%%, '
-                             'ovs-vswitchd %.0f%%, %d OVS bridges'
-                             % (scheme, label(pattern), seed, sum(rates), cpu['cpu_busy_pct'],
-                                cpu['ovs_vswitchd_cpu_pct'], cpu['ovs_bridges']))
+                    progress('%-12s %-26s seed %d: %7.1f Mbit/s aggregate, idle %s%%, '
+                             'ovs-vswitchd %s%%, RTT %s ms (idle %s): %s'
+                             % (scheme, label(pattern), seed, sum(rates), fidelity['idle_pct_median'],
+                                fidelity['daemon_busy_pct_median'], fidelity['probe_rtt_ms_median'],
+                                fidelity['idle_rtt_ms'], 'faithful' if fidelity['ok'] else
+                                'EMULATOR-LIMITED (%s)' % '; '.join(fidelity['limited_by'])))

@@ -225,10 +225,13 @@ def test_summarize_unites_the_seeds_of_several_runs_into_a_new_directory(tmp_pat
     assert 'n = 3 seed(s) (1 2 3)' in table[0] and '10 s flows after 3 s left out' in table[0]
     assert table[1] == ('The machine during the 15 runs (each run\'s sample, `results.json`): load average (1 min) '
                         '1.0-1.0, CPU busy 50.0-50.0%, ovs-vswitchd 20.0-20.0% of a core.')
-    assert table[3] == '| pattern | twolevel | classifier | 2L fair | paper | non-blocking, % of line rate |'
-    assert table[5] == '| Stride(4) | 83.3 +- 28.9 | 91.7 +- 14.4 | 100.0 | 100.0 / 100.0 / 100.0 | 100.0 |'
-    assert table[6].startswith('| Random | 75.0 +- 35.4 (n=2) | 100.0 +- 0.0 (n=2) |')
-    assert table[6].endswith('| 75.0 / 76.3 / 93.5 | 100.0 |')
+    assert table[2].startswith('Emulator: "faithful" when every run')
+    assert table[4] == ('| pattern | twolevel | classifier | 2L fair | paper | non-blocking, % of line rate '
+                        '| emulator |')
+    assert table[6] == ('| Stride(4) | 83.3 +- 28.9 | 91.7 +- 14.4 | 100.0 | 100.0 / 100.0 / 100.0 | 100.0 '
+                        '| not judged |')
+    assert table[7].startswith('| Random | 75.0 +- 35.4 (n=2) | 100.0 +- 0.0 (n=2) |')
+    assert table[7].endswith('| 75.0 / 76.3 / 93.5 | 100.0 | not judged |')
     assert 'results in %s' % merged in capsys.readouterr().out
 
 
@@ -255,3 +258,27 @@ def test_summarize_refuses_runs_that_differ_or_repeat_a_seed(tmp_path, settings,
 def test_summarize_names_a_directory_that_is_not_a_finished_run(tmp_path):
     with pytest.raises(SystemExit, match='nothing is not a finished run'):
         bisection.main(['--summarize', str(tmp_path / 'nothing')])
+
+
+def test_a_run_the_emulator_limited_is_left_out_of_the_means_and_marked():
+    config = {'k': 4, 'seeds': [1, 2], 'hosts': 16, 'bw': 20.0,
+              'schemes': ['nonblocking', 'twolevel'], 'patterns': ['random']}
+    cpu = {'cpu_busy_pct': 50.0, 'ovs_vswitchd_cpu_pct': 20.0}
+    ok, limited = {'ok': True}, {'ok': False, 'limited_by': ['machine idle 2.0% < 10%']}
+    runs = [dict(scheme='nonblocking', pattern='random', rep=0, aggregate_mbps=300.0, fidelity=ok, **cpu),
+            dict(scheme='nonblocking', pattern='random', rep=1, aggregate_mbps=300.0, fidelity=ok, **cpu),
+            dict(scheme='twolevel', pattern='random', rep=0, aggregate_mbps=240.0, fidelity=ok, **cpu),
+            dict(scheme='twolevel', pattern='random', rep=1, aggregate_mbps=30.0, fidelity=limited, **cpu)]
+    summary = bisection_report.summarize(runs, config)
+    row = summary[('random', 'twolevel')]
+    assert row['pct_of_nonblocking'] == pytest.approx(80.0) and row['reps'] == 1
+    assert (row['runs_limited'], row['all_limited']) == (1, False)
+    assert bisection_report.fidelity_cell(summary, 'random') == 'LIMITED 1/4 runs'
+    # every run limited: the cell keeps its value but carries the mark
+    all_limited = [dict(r, fidelity=limited) for r in runs]
+    summary = bisection_report.summarize(all_limited, config)
+    assert summary[('random', 'twolevel')]['all_limited']
+    assert '45.0 +- 49.5!' in bisection_report.format_table(summary, config)
+    assert bisection_report.fidelity_cell(summary, 'random') == 'LIMITED 4/4 runs'
+    faithful = [dict(r, fidelity=ok) for r in runs]
+    assert bisection_report.fidelity_cell(bisection_report.summarize(faithful, config), 'random') == 'faithful'

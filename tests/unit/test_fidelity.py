@@ -1,0 +1,39 @@
+"""The emulator's fidelity verdict: figures from per-second samples, and when a run counts."""
+from scripts.emulator import fidelity
+
+
+def samples(idle, busy, drops=0, backlog=0):
+    return [{'idle_pct': i, 'daemon_busy_pct': [b, 10.0], 'qdisc_drops': drops, 'qdisc_backlog': backlog}
+            for i, b in zip(idle, busy)]
+
+
+def test_figures_are_medians_and_extremes_of_the_seconds():
+    figures = fidelity.figures(samples([40, 30, 20], [50, 70, 90], drops=2, backlog=7), [1.0, 3.0, 2.0], 0.5)
+    assert figures == {'seconds': 3, 'idle_pct_median': 30, 'idle_pct_min': 20,
+                       'daemon_busy_pct_median': 70, 'daemon_busy_pct_max': 90,
+                       'qdisc_drops': 6, 'qdisc_backlog_max': 7,
+                       'probe_rtt_ms_median': 2.0, 'probe_rtt_ms_p99': 2.0, 'idle_rtt_ms': 0.5}
+
+
+def test_a_run_with_headroom_and_a_full_reference_is_faithful():
+    result = fidelity.verdict(fidelity.figures(samples([30, 35], [80, 85])), reference_pct=93.0)
+    assert result['ok'] and 'limited_by' not in result and result['reference_pct_of_line'] == 93.0
+
+
+def test_an_overloaded_run_is_not():
+    """No idle CPU, a daemon at a whole core, and a reference short of its line rate: each is named."""
+    result = fidelity.verdict(fidelity.figures(samples([2, 3, 1], [99, 100, 98])), reference_pct=61.0)
+    assert not result['ok']
+    assert result['limited_by'] == ['machine idle 2.0% < 10%', 'ovs-vswitchd busy 99.0% > 95% of a core',
+                                    'non-blocking reference 61.0% < 90% of line rate']
+
+
+def test_each_condition_alone_fails_the_run():
+    assert not fidelity.verdict(fidelity.figures(samples([5, 5], [50, 50])))['ok']
+    assert not fidelity.verdict(fidelity.figures(samples([50, 50], [97, 97])))['ok']
+    assert not fidelity.verdict(fidelity.figures(samples([50, 50], [50, 50])), reference_pct=89.9)['ok']
+    assert fidelity.verdict(fidelity.figures(samples([50, 50], [50, 50])), reference_pct=None)['ok']
+
+
+def test_a_run_with_no_sampled_second_is_not_judged_faithful():
+    assert fidelity.verdict(fidelity.figures([]))['limited_by'] == ['no second was sampled']
