@@ -127,13 +127,14 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     args = parser.parse_args(argv)
+    from scripts.emulator import run_record
     from scripts.emulator.errors import SetupError
     try:
         run_from_args(args)
     except (SetupError, PatternError, ValueError) as err:
         sys.exit('bisection: %s' % err)
     except KeyboardInterrupt:
-        sys.exit('bisection: interrupted; everything torn down')
+        sys.exit('bisection: interrupted; %s' % run_record.teardown_state())
 
 
 if __name__ == '__main__':
