@@ -166,6 +166,7 @@ def cmd_cli(args):
 
 def cmd_run(args):
     from scripts.emulator import traffic
+    from scripts.emulator.fidelity import FidelityMonitor, idle_rtt_ms, verdict
     fabric = _fabric(args)  # checks size and memory before the model is used
     topo = fabric.model
     hosts = [h.name for h in topo.hosts]
@@ -184,12 +185,20 @@ def cmd_run(args):
                                          deadline_s=60 + len(pairs) // 100)
         print('%s reachable (pinging took %.1f s)' % (what, reach_s))
         ttl = traffic.ping_ttl(fabric.net, src, dst)
-        print('%s -> %s (%s -> %s): reply TTL %d = %d switch hops'
-              % (src, dst, topo.node(src).ip, topo.node(dst).ip, ttl, 64 - ttl))
+        rtt = idle_rtt_ms(fabric.net.get(src), topo.node(dst).ip, count=20)
+        print('%s -> %s (%s -> %s): reply TTL %d = %d switch hops, idle RTT %.2f ms (%.2f ms per switch '
+              'traversal: each is a veth and a wake of ovs-vswitchd, docs/emulator.md)'
+              % (src, dst, topo.node(src).ip, topo.node(dst).ip, ttl, 64 - ttl, rtt, rtt / (2 * (64 - ttl))))
+        monitor = FidelityMonitor().start()
         report = traffic.iperf3(fabric.net, src, dst, seconds=args.seconds)
+        headroom = verdict(monitor.stop())
         mbps = traffic.received_mbps(report)
     print('iperf3 TCP %s -> %s (pod %d -> pod %d), %d s: %.1f Mbit/s'
           % (src, dst, topo.pod_of(src), topo.pod_of(dst), args.seconds, mbps))
+    print('emulator during the flow: machine idle %s%%, busiest ovs-vswitchd %s%% of a core: %s'
+          % (headroom['idle_pct_median'], headroom['daemon_busy_pct_median'],
+             'the emulator had headroom' if headroom['ok'] else
+             'the emulator limited the flow (%s)' % '; '.join(headroom['limited_by'])))
     print('result: k=%d fat-tree, %d/%d %spairs reachable, inter-pod TCP %.1f Mbit/s'
           % (args.k, len(pairs), len(pairs), '' if args.pairs_sample is None else 'sampled ', mbps))
 
