@@ -3,45 +3,44 @@
 Start it with ``dcfabric controller --k K`` (or
 ``python -m controller.ryuapp.manager controller.fattree.routing_app --params '{"k": K}'``).
 
-It tracks every switch port's carrier and liveness (OFPPS_LIVE: carrier and,
-where enabled, BFD) from port-status messages; a switch-to-switch link is
-failed while either end is down (controller.fattree.link_state: a port whose
-BFD has not come up yet since start is coming up, not failed, until the
-fabric's start-up has stopped progressing for a grace).
+It routes around the switch links the base app's port-state tracker finds
+failed (controller.openflow.port_states: a link is failed while either end
+is down, OFPPS_LIVE being carrier and, where enabled, BFD; a port whose BFD
+has not come up yet since start is coming up, not failed, until the
+fabric's start-up has stopped progressing for ``bfd_grace_s``).
 Port events come in bursts (start-up, a switch failure): a burst costs one
-recompute of all tables from the failure set (controller.fattree.failover),
-``batch_ms`` after its first event, and only switches whose state changed
-are sent the differences; the switches' fast-failover groups have already
-repaired what they could see locally.
+recompute of all tables from the failure set (controller.fattree.failover)
+once it has been quiet for ``batch_ms`` (50) or at the latest
+``batch_max_ms`` (1000) after its first event (controller.openflow.debounce),
+and only switches whose state changed are sent the differences; the
+switches' fast-failover groups have already repaired what they could see
+locally.
 
 The ``ready`` state section says when the fabric is ready: every switch has
-acknowledged its full state (barrier reply), no recompute is pending and no
-port is still waiting for its BFD session.
+confirmed its current tables (the barrier after the last change sent to it
+answered, no OpenFlow error outstanding against them), no recompute is
+pending and no port is still waiting for its BFD session.
 """
 import time
 
-from ryu.controller import ofp_event
-from ryu.controller.handler import MAIN_DISPATCHER, set_ev_cls
 from ryu.lib import hub
 
-from controller.ryuapp import ofp
 from controller.ryuapp.fabric_app import FabricApp
 from controller.ryuapp.web import FabricViewMixin
 from controller.fattree.failover import link_key, tables_with_failures
-from controller.fattree.link_state import Coalescer, PortStates
 from controller.fattree.pipeline import arp_responder_rules, compile_table
 from controller.fattree.scheme_mixin_app import SchemeMixin
+from controller.openflow.debounce import Debounce
 from topologies.fattree import FatTree
-from topologies.model import model_port
 
 
 class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.ports = PortStates(self.topo, grace_s=self.params.get('bfd_grace_s', 30.0))
-        self.recompute = Coalescer(hub.spawn_after, self.apply_failures,
-                                   self.params.get('batch_ms', 50) / 1000.0)
+        self.recompute = Debounce(hub.spawn_after, time.monotonic, self.apply_failures,
+                                  quiet_s=self.params.get('batch_ms', 50) / 1000.0,
+                                  max_delay_s=self.params.get('batch_max_ms', 1000) / 1000.0)
         self.failed = frozenset()
         self._judgement_armed = False  # a timer waits to judge ports still coming up
         self.compiled = self.compile_all(tables_with_failures(self.topo, self.failed))
@@ -63,17 +62,12 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
     def groups_for(self, switch):
         return self.compiled[switch][1] + self.scheme.groups(switch)
 
-    def install_switch(self, datapath, name):
-        super().install_switch(datapath, name)
-        datapath.send_msg(ofp.port_desc_request(datapath))
-
-    def _port_state(self, switch, desc):
-        carrier, live = ofp.port_liveness(desc)
-        if self.ports.update(switch, model_port(desc.port_no), carrier, live, time.time()):
-            self.recompute.notify()
-            if not self._judgement_armed:
-                self._judgement_armed = True
-                hub.spawn_after(self.ports.grace_s + 0.1, self._judge_start_up)
+    def port_changed(self, switch, port, before):
+        super().port_changed(switch, port, before)
+        self.recompute.notify()
+        if not self._judgement_armed:
+            self._judgement_armed = True
+            hub.spawn_after(self.ports.grace_s + 0.1, self._judge_start_up)
 
     def _judge_start_up(self):
         """Ports whose BFD never came up fail once start-up stopped
@@ -102,22 +96,6 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
             self.push_switch(name)
         self.observe_broadcast(failed, changed, time.monotonic() - started)
 
-    @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
-    def _port_status(self, ev):
-        node = self.topo.by_dpid(ev.msg.datapath.id)
-        if node is None:
-            return
-        self._port_state(node.name, ev.msg.desc)
-
-    @set_ev_cls(ofp_event.EventOFPPortDescStatsReply, MAIN_DISPATCHER)
-    def _port_desc(self, ev):
-        node = self.topo.by_dpid(ev.msg.datapath.id)
-        if node is None:
-            return
-        for desc in ev.msg.body:
-            if ofp.is_switch_port(desc.port_no):
-                self._port_state(node.name, desc)
-
     def link_state(self):
         """Every switch-to-switch link with both ends' carrier and liveness."""
         rows = []
@@ -131,9 +109,11 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
     def ready_state(self):
         """Whether the fabric is ready, and what it still waits for."""
         waiting = self.ports.waiting_for_first_live(time.time())
-        unprogrammed = sorted(s.name for s in self.topo.switches if s.name not in self.programmed)
-        return {'ready': not unprogrammed and not waiting and not self.recompute.pending,
-                'switches': len(self.topo.switches), 'programmed': len(self.topo.switches) - len(unprogrammed),
-                'unprogrammed': unprogrammed[:20], 'ports_waiting_for_bfd': len(waiting),
+        unconfirmed = [s.name for s in self.topo.switches if not self.confirmations.confirmed(s.name)]
+        errors = self.confirmations.outstanding_errors()
+        return {'ready': not unconfirmed and not errors and not waiting and not self.recompute.pending,
+                'switches': len(self.topo.switches), 'programmed': len(self.topo.switches) - len(unconfirmed),
+                'unconfirmed': unconfirmed[:20], 'outstanding_errors': len(errors), 'errors': errors[:20],
+                'ports_waiting_for_bfd': len(waiting),
                 'recompute_pending': self.recompute.pending, 'recomputes': self.recompute.runs,
                 'failed_links': len(self.failed)}

@@ -23,6 +23,7 @@ from controller.fattree.classifier import FlowKey, RateMeter
 from controller.fattree.scheme_parameters import SchemeParameterError, scheme_config
 from controller.fattree.scheme_table0_rules import COOKIE_FLOW, flow_of_match
 from controller.fattree.scheme_strategies import SCHEMES
+from controller.openflow.diff import ADD_FLOW, DELETE_FLOW
 from controller.openflow.rules import TABLE_FLOWS
 from controller.ryuapp import ofp
 from controller.ryuapp.rest import VIEW_KEY, FatTreeRest, StateView
@@ -67,16 +68,21 @@ class SchemeMixin:
         hub.spawn(self._poll_loop)
 
     def apply_entry_changes(self, changes):
-        """Send the per-flow entries a scheme decided (controller.fattree.scheme_strategies.EntryChange)."""
+        """Send the per-flow entries a scheme decided (controller.fattree.scheme_strategies.EntryChange),
+        one batch per switch confirmed by a barrier."""
+        batches = {}
         for change in changes:
             datapath = self.datapaths.get(change.switch)
             if datapath is None:
                 continue
             if change.remove:
-                datapath.send_msg(ofp.flow_delete_strict(datapath, change.rule))
+                item = (ofp.flow_delete_strict(datapath, change.rule), (DELETE_FLOW, change.rule))
             else:
-                datapath.send_msg(ofp.flow_add(datapath, change.rule,
-                                               idle_timeout=self.scheme_conf['flow_idle']))
+                item = (ofp.flow_add(datapath, change.rule, idle_timeout=self.scheme_conf['flow_idle']),
+                        (ADD_FLOW, change.rule))
+            batches.setdefault(change.switch, []).append(item)
+        for switch, items in batches.items():
+            self.send_batch(switch, items)
 
     def observed_state(self):
         """The live view's overlay (controller.ryuapp.web): the links the

@@ -7,7 +7,16 @@ installs their whole state proactively (so a reconnecting switch or a
 restarted controller ends with the same rules, no duplicates), moves a switch
 to a changed state by the ordered diff (``push_switch``), and answers ARP
 from the model so that nothing is ever flooded.
+
+Every batch of table changes ends with a barrier, and a switch's state
+counts only once the barrier is answered with no OpenFlow error against it
+(``self.confirmations``, controller.openflow.confirmations); an error is
+logged with the message it rejects. Every port's carrier and liveness go to
+one tracker (``self.ports``, controller.openflow.port_states) that routing,
+the live view and the metrics all read; ``port_changed`` tells subclasses.
 """
+import time
+
 from ryu.base import app_manager
 from ryu.controller import ofp_event
 from ryu.controller.handler import CONFIG_DISPATCHER, DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
@@ -15,9 +24,12 @@ from ryu.lib import hub
 from ryu.lib.packet import arp, ethernet, packet
 from ryu.ofproto import ofproto_v1_3
 
+from controller.openflow.confirmations import Confirmations
 from controller.openflow.diff import ordered_diff
+from controller.openflow.port_states import PortStates
 from controller.ryuapp import ofp
 from controller.ryuapp.manager import fabric_params
+from topologies.model import model_port
 
 
 class FabricApp(app_manager.RyuApp):
@@ -29,8 +41,10 @@ class FabricApp(app_manager.RyuApp):
         self.topo = self.build_topology(self.params)
         self.datapaths = {}  # switch name -> connected datapath
         self.installed = {}  # switch name -> (rules, groups) last sent to it
-        self._barriers = {}  # (dpid, xid) -> hub.Event set by that barrier's reply
-        self.programmed = set()  # switches that acknowledged their full state (barrier reply)
+        self._barriers = {}  # (switch name, xid) -> hub.Event set by that barrier's reply
+        self.confirmations = Confirmations(time.time)
+        # a port whose BFD is not up yet is coming up, not failed, for this long after start-up stalls
+        self.ports = PortStates(self.topo, grace_s=self.params.get('bfd_grace_s', 30.0))
         self.logger.info('dcfabric: %s, %d switches, %d hosts', self.topo.name,
                          len(self.topo.switches), len(self.topo.hosts))
 
@@ -45,32 +59,35 @@ class FabricApp(app_manager.RyuApp):
         """The Groups of one switch (plain data, controller.openflow.rules); none by default."""
         return []
 
-    def send_diff(self, datapath, ops):
-        """Send an ordered diff (controller.openflow.diff) and a barrier;
-        returns a hub.Event set when the barrier's reply confirms it all."""
-        messages = ofp.diff_messages(datapath, ops)
-        barrier = messages[-1]
+    def send_batch(self, name, items, whole_state=False):
+        """Send switch ``name`` the messages ``items`` [(message, what it
+        carries)] and a barrier, keeping them by xid until the barrier's
+        reply (controller.openflow.confirmations). Returns a hub.Event set
+        once that reply came, or None when the switch is not connected."""
+        datapath = self.datapaths.get(name)
+        if datapath is None:
+            return None
+        barrier = ofp.barrier(datapath)
+        for message, _ in items:
+            datapath.set_xid(message)
         datapath.set_xid(barrier)  # before sending: the reply may come at once
-        self._barriers[(datapath.id, barrier.xid)] = confirmed = hub.Event()
-        for message in messages:
+        self.confirmations.sent(name, [(message.xid, what) for message, what in items], barrier.xid,
+                                whole_state=whole_state)
+        self._barriers[(name, barrier.xid)] = confirmed = hub.Event()
+        for message, _ in items:
             datapath.send_msg(message)
+        datapath.send_msg(barrier)
         return confirmed
 
     def install_switch(self, datapath, name):
-        """Replace everything on the switch with its computed state."""
-        datapath.send_msg(ofp.delete_all_flows(datapath))
-        datapath.send_msg(ofp.delete_all_groups(datapath))
+        """Replace everything on the switch with its computed state, and ask for its ports."""
         rules, groups = self.rules_for(name), self.groups_for(name)
         self.installed[name] = (rules, groups)
-        self.programmed.discard(name)
-        confirmed = self.send_diff(datapath, ordered_diff((), rules, (), groups))
-        hub.spawn(self._programmed_when, name, datapath, confirmed)
+        self.send_batch(name, [(ofp.delete_all_flows(datapath), 'delete every flow'),
+                               (ofp.delete_all_groups(datapath), 'delete every group')]
+                        + ofp.diff_messages(datapath, ordered_diff((), rules, (), groups)), whole_state=True)
+        datapath.send_msg(ofp.port_desc_request(datapath))
         self.logger.info('installed %d rules on %s (dpid %#x)', len(rules), name, datapath.id)
-
-    def _programmed_when(self, name, datapath, confirmed):
-        confirmed.wait()
-        if self.datapaths.get(name) is datapath:
-            self.programmed.add(name)
 
     def push_switch(self, name):
         """Move a connected switch from what it holds to its current state
@@ -85,7 +102,14 @@ class FabricApp(app_manager.RyuApp):
         old_rules, old_groups = self.installed[name]
         ops = ordered_diff(old_rules, rules, old_groups, groups)
         self.installed[name] = (rules, groups)
-        return ops, self.send_diff(datapath, ops)
+        return ops, self.send_batch(name, ofp.diff_messages(datapath, ops))
+
+    def port_changed(self, switch, port, before):
+        """The tracker took a new state of ``switch``'s OpenFlow port
+        ``port``; it was ``before`` ({'carrier', 'live'}, None when first heard of)."""
+
+    def openflow_error(self, record):
+        """A switch reported an OpenFlow error (controller.openflow.confirmations.Confirmations.error)."""
 
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def _switch_features(self, ev):
@@ -102,16 +126,52 @@ class FabricApp(app_manager.RyuApp):
         node = self.topo.by_dpid(ev.datapath.id) if ev.datapath.id is not None else None
         if node is not None and self.datapaths.get(node.name) is ev.datapath:
             del self.datapaths[node.name]
-            self.programmed.discard(node.name)
+            self.confirmations.disconnected(node.name)
+            self._barriers = {key: event for key, event in self._barriers.items() if key[0] != node.name}
             self.logger.info('%s disconnected', node.name)
-        self._barriers = {key: event for key, event in self._barriers.items()
-                          if key[0] != ev.datapath.id}
+
+    def _switch_of(self, datapath):
+        """The model's name of a connected switch, or None (unknown, or replaced by a newer connection)."""
+        node = self.topo.by_dpid(datapath.id) if datapath.id is not None else None
+        return node.name if node is not None and self.datapaths.get(node.name) is datapath else None
 
     @set_ev_cls(ofp_event.EventOFPBarrierReply, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
     def _barrier_reply(self, ev):
-        confirmed = self._barriers.pop((ev.msg.datapath.id, ev.msg.xid), None)
+        name = self._switch_of(ev.msg.datapath)
+        if name is None:
+            return
+        self.confirmations.barrier_reply(name, ev.msg.xid)
+        confirmed = self._barriers.pop((name, ev.msg.xid), None)
         if confirmed is not None:
             confirmed.set()
+
+    @set_ev_cls(ofp_event.EventOFPErrorMsg, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
+    def _error(self, ev):
+        msg = ev.msg
+        node = self.topo.by_dpid(msg.datapath.id) if msg.datapath.id is not None else None
+        name = node.name if node is not None else '%#x' % (msg.datapath.id or 0)
+        record = self.confirmations.error(name, msg.xid, ofp.error_name(msg.type, msg.code))
+        self.logger.error('%s rejected xid %d with %s: %s', name, msg.xid, record['error'],
+                          record['message'] or 'a message not awaiting a barrier (data %s)' % msg.data.hex())
+        self.openflow_error(record)
+
+    def _port_reported(self, datapath, desc):
+        name = self._switch_of(datapath)
+        if name is None or not ofp.is_switch_port(desc.port_no):
+            return
+        carrier, live = ofp.port_liveness(desc)
+        before = self.ports.state(name, model_port(desc.port_no))
+        if self.ports.update(name, model_port(desc.port_no), carrier, live, time.time()):
+            self.port_changed(name, desc.port_no, before)
+
+    @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
+    def _port_status(self, ev):
+        self._port_reported(ev.msg.datapath, ev.msg.desc)
+
+    @set_ev_cls(ofp_event.EventOFPPortDescStatsReply, MAIN_DISPATCHER)
+    def _port_desc(self, ev):
+        for desc in ev.msg.body:
+            self._port_reported(ev.msg.datapath, desc)
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
     def _packet_in(self, ev):

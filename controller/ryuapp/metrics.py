@@ -4,7 +4,9 @@ histograms ``*_secs``, labels ``dp_id`` (hex datapath id), ``dp_name`` (the
 model's switch name) and ``port`` (OpenFlow port).
 
 The values are read at scrape time from the controller's FabricObservation
-(controller.ryuapp.observation) and the app's own state; only the
+(controller.ryuapp.observation), its Confirmations (controller.openflow.
+confirmations: switches' confirmed state, OpenFlow errors) and the app's
+own state; only the
 failure-broadcast recompute time is recorded as it happens (a histogram).
 No Ryu here: controller.ryuapp.web serves ``render()`` at /metrics.
 """
@@ -17,11 +19,13 @@ RECOMPUTE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.
 
 
 class FabricCollector:
-    """Metric families from an observation, the connected switches and the
-    app's extras (``extras()``: {'failed_links', 'scheduler', 'distda'})."""
+    """Metric families from an observation, the connected switches, the
+    confirmations and the app's extras (``extras()``: {'failed_links',
+    'scheduler', 'distda'})."""
 
-    def __init__(self, observation, connected, extras):
+    def __init__(self, observation, connected, extras, confirmations):
         self.observation, self.connected, self.extras = observation, connected, extras
+        self.confirmations = confirmations
 
     def _dp(self, switch):
         return [hex(self.observation.topo.node(switch).dpid), switch]
@@ -43,10 +47,11 @@ class FabricCollector:
         connected = set(self.connected())
         yield self._dp_family('dp_status', 'switch connected to the controller (1) or not (0)',
                               {s.name: int(s.name in connected) for s in obs.topo.switches})
+        ports = obs.port_states()
         yield self._port_family('port_status', 'port carrier up (1) or down (0)',
-                                {k: int(s.carrier) for k, s in obs.ports.items()})
+                                {k: int(s['carrier']) for k, s in ports.items()})
         yield self._port_family('port_live', 'port live (OFPPS_LIVE: carrier and BFD) (1) or not (0)',
-                                {k: int(s.live) for k, s in obs.ports.items()})
+                                {k: int(s['live']) for k, s in ports.items()})
         for field in ('rx_bytes', 'tx_bytes', 'rx_packets', 'tx_packets'):
             yield self._port_family('of_port_' + field, 'port %s as the switch counts them' % field,
                                     {k: getattr(c, field) for k, c in obs.counters.items()})
@@ -65,6 +70,18 @@ class FabricCollector:
         yield received
         yield self._dp_family('of_packet_ins', 'packet-in messages received', obs.packet_ins,
                               CounterMetricFamily)
+        confirmations = self.confirmations
+        errors = CounterMetricFamily('of_errors', 'OpenFlow error messages received, by error',
+                                     labels=DP_LABELS + ['error'])
+        for (switch, name), count in sorted(confirmations.counts.items()):
+            errors.add_metric(self._dp(switch) + [name], count)
+        yield errors
+        yield self._dp_family('dcfabric_switch_confirmed',
+                              'switch confirmed its current tables (barrier, no error outstanding) (1) or not (0)',
+                              {s.name: int(confirmations.confirmed(s.name)) for s in obs.topo.switches})
+        yield GaugeMetricFamily('dcfabric_outstanding_errors',
+                                'OpenFlow errors against the switches\' current tables',
+                                value=len(confirmations.outstanding_errors()))
         extras = self.extras()
         yield GaugeMetricFamily('dcfabric_failed_links', 'switch-to-switch links with an end not live',
                                 value=extras['failed_links'])
@@ -89,9 +106,9 @@ class FabricCollector:
 class FabricMetrics:
     """One registry per controller: the collector and the recompute histogram."""
 
-    def __init__(self, observation, connected, extras):
+    def __init__(self, observation, connected, extras, confirmations):
         self.registry = CollectorRegistry()
-        self.registry.register(FabricCollector(observation, connected, extras))
+        self.registry.register(FabricCollector(observation, connected, extras, confirmations))
         self.recompute = Histogram('dcfabric_recompute_secs',
                                    'failure broadcast: time to recompute every table and send the changes',
                                    buckets=RECOMPUTE_BUCKETS, registry=self.registry)

@@ -1,7 +1,8 @@
 """What the controller has seen of a running fabric, as plain data: the live
 web view (controller.ryuapp.web) and the Prometheus metrics
 (controller.ryuapp.metrics) both read it. No Ryu here: the Ryu side feeds it
-port descriptions, port counters, table sizes and message counts.
+port changes, port counters, table sizes and message counts; port and link
+states are read from the app's one port-state tracker.
 
 Ports here are OpenFlow port numbers (what the switch reports and what
 FAUCET-style metrics label); the model is asked for the cabling.
@@ -9,6 +10,7 @@ FAUCET-style metrics label); the model is asked for the cabling.
 from collections import deque
 from dataclasses import dataclass
 
+from controller.fattree.failover import link_key
 from topologies.model import model_port, ofport
 
 # Rows of the drawing, top to bottom, by the model's roles: core/spines/roots
@@ -104,12 +106,6 @@ def overlay_view(topo, overlay):
 
 
 @dataclass(frozen=True)
-class PortState:
-    carrier: bool
-    live: bool  # OFPPS_LIVE: carrier and, where enabled, BFD
-
-
-@dataclass(frozen=True)
 class PortCounters:
     rx_bytes: int
     tx_bytes: int
@@ -117,34 +113,14 @@ class PortCounters:
     tx_packets: int
 
 
-def end_state(state):
-    """'up', 'carrier_down', 'bfd_down' (carrier up, not live) or 'unknown'."""
-    if state is None:
-        return 'unknown'
-    if not state.carrier:
-        return 'carrier_down'
-    return 'up' if state.live else 'bfd_down'
-
-
-_SEVERITY = ('up', 'unknown', 'bfd_down', 'carrier_down')
-
-
-def link_state(state_a, state_b):
-    """A link is as bad as its worse end. Host ends report nothing: a link
-    with one switch end is that end's state."""
-    known = [s for s in (state_a, state_b) if s is not None]
-    if not known:
-        return 'unknown'
-    return max((end_state(s) for s in known), key=_SEVERITY.index)
-
-
 class FabricObservation:
-    """Port states and counters, table sizes, OpenFlow message counts and
-    an event log of one fabric, keyed by the model's switch names."""
+    """Port counters, table sizes, OpenFlow message counts and an event log
+    of one fabric, keyed by the model's switch names; port and link states
+    are those of ``ports``, the app's one port-state tracker
+    (controller.openflow.port_states.PortStates), which routing reads too."""
 
-    def __init__(self, topo, clock):
-        self.topo, self.clock = topo, clock
-        self.ports = {}     # (switch, OpenFlow port) -> PortState
+    def __init__(self, topo, clock, ports):
+        self.topo, self.clock, self.ports = topo, clock, ports
         self.counters = {}  # (switch, OpenFlow port) -> PortCounters
         self.rates = {}     # (switch, OpenFlow port) -> (rx bit/s, tx bit/s)
         self._sampled = {}  # (switch, OpenFlow port) -> time of the counters
@@ -173,19 +149,25 @@ class FabricObservation:
         peer = self.topo.peer(switch, model_port(port))
         return '%s port %d%s' % (switch, port, ' (to %s)' % peer[0] if peer else '')
 
-    def port_desc(self, switch, port, carrier, live):
-        """A port description (connect, poll or port-status); logs what changed."""
-        new, old = PortState(carrier, live), self.ports.get((switch, port))
-        self.ports[(switch, port)] = new
-        if old is None or old == new:
+    def port_changed(self, switch, port, before):
+        """The tracker took a new state of ``switch``'s port ``port``, which
+        was ``before`` ({'carrier', 'live'}, None when first heard of): logs
+        what changed."""
+        new = self.ports.state(switch, model_port(port))
+        if before is None or before == new:
             return
-        where = self._peer_text(switch, port)
-        if old.carrier != new.carrier:
-            self.log('recovery' if carrier else 'failure',
-                     '%s: carrier %s' % (where, 'up' if carrier else 'down'))
-        elif old.live != new.live:
-            self.live_changes[(switch, port)] = self.live_changes.get((switch, port), 0) + 1
-            self.log('recovery' if live else 'failure', '%s: %s' % (where, 'live' if live else 'not live'))
+        where, key = self._peer_text(switch, port), (switch, port)
+        if before['carrier'] != new['carrier']:
+            self.log('recovery' if new['carrier'] else 'failure',
+                     '%s: carrier %s' % (where, 'up' if new['carrier'] else 'down'))
+        elif before['live'] != new['live']:
+            self.live_changes[key] = self.live_changes.get(key, 0) + 1
+            self.log('recovery' if new['live'] else 'failure',
+                     '%s: %s' % (where, 'live' if new['live'] else 'not live'))
+
+    def port_states(self):
+        """Every reported port: {(switch, OpenFlow port): {'carrier', 'live'}}."""
+        return {(switch, ofport(port)): state for (switch, port), state in self.ports.reported().items()}
 
     def port_stats(self, switch, port, counters, now):
         """Counters of one port at ``now`` (s, monotonic); rates from the previous reading."""
@@ -216,27 +198,22 @@ class FabricObservation:
         if msg_type == 'OFPPacketIn':
             self.packet_ins[switch] = self.packet_ins.get(switch, 0) + 1
 
-    def _end(self, name, port):
-        return None if self.topo.nodes[name].is_host else self.ports.get((name, ofport(port)))
-
     def failed_links(self):
-        """Switch-to-switch links with an end that is not live, as (a, b) pairs."""
-        return [(l.node_a, l.node_b) for l in self.topo.switch_links()
-                if link_state(self._end(l.node_a, l.port_a), self._end(l.node_b, l.port_b))
-                in ('bfd_down', 'carrier_down')]
+        """The switch-to-switch links routing avoids (the tracker's), as (a, b) pairs in model order."""
+        failed = self.ports.failed_links(self.clock())
+        return [(l.node_a, l.node_b) for l in self.topo.switch_links() if link_key(l.node_a, l.node_b) in failed]
 
     def links(self):
-        """Every link's id, state and load in each direction (bit/s, from
-        the switch ends' port counters; None until two readings exist)."""
-        rows = []
+        """Every link's id, state (controller.openflow.port_states.CONDITIONS)
+        and load in each direction (bit/s, from the switch ends' port
+        counters; None until two readings exist)."""
+        rows, now = [], self.clock()
         for link in self.topo.links:
             a_rates = self.rates.get((link.node_a, ofport(link.port_a)))
             b_rates = self.rates.get((link.node_b, ofport(link.port_b)))
             # a -> b is what a transmits, or else what b receives (a host end has no counters)
             a_to_b = a_rates[1] if a_rates else (b_rates[0] if b_rates else None)
             b_to_a = b_rates[1] if b_rates else (a_rates[0] if a_rates else None)
-            rows.append({'id': link_id(link),
-                         'state': link_state(self._end(link.node_a, link.port_a),
-                                             self._end(link.node_b, link.port_b)),
+            rows.append({'id': link_id(link), 'state': self.ports.link_condition(link, now),
                          'a_to_b_bps': a_to_b, 'b_to_a_bps': b_to_a})
         return rows

@@ -101,8 +101,13 @@ _DIFF_MESSAGES = {
 
 def diff_messages(datapath, ops):
     """The flow- and group-mods of an ordered diff (controller.openflow.diff),
-    in its order, then a barrier whose reply confirms them all."""
-    return [_DIFF_MESSAGES[operation](datapath, item) for operation, item in ops] + [barrier(datapath)]
+    in its order, each with the op it carries: [(message, op)]."""
+    return [(_DIFF_MESSAGES[operation](datapath, item), (operation, item)) for operation, item in ops]
+
+
+def error_name(error_type, code):
+    """An OpenFlow error's type and code by name, e.g. 'OFPET_BAD_MATCH(4)/OFPBMC_BAD_WILDCARDS(5)'."""
+    return '%s/%s' % (ofp.ofp_error_type_to_str(error_type), ofp.ofp_error_code_to_str(error_type, code))
 
 
 def port_desc_request(datapath):

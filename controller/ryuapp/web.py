@@ -6,14 +6,17 @@ by Ryu's WSGI on the REST port (127.0.0.1:8080 by default):
   GET /view/layout             nodes placed by role and coordinates, links (JSON)
   GET /view/state[?since=SEQ]  link states and loads, the app's overlay
                                (avoided links, reservations, DA links, shielded
-                               leaves) and the events from sequence SEQ on (JSON)
+                               leaves), the switches not yet confirmed, the
+                               latest OpenFlow errors and the events from
+                               sequence SEQ on (JSON)
   GET /metrics                 Prometheus text format (controller.ryuapp.metrics)
 
 ``FabricViewMixin`` goes before FabricApp in a fabric app's bases. It polls every
 switch's port descriptions, port counters, flow and group counts (every
 ``--stats-period`` s of controller.ryuapp.manager, 2 by default), counts
-OpenFlow messages, and logs port failures and recoveries; an app adds its
-overlay with ``observed_state()`` and its failure broadcasts with
+OpenFlow messages, and logs port failures and recoveries (from the app's
+one port-state tracker) and OpenFlow errors; an app adds its overlay with
+``observed_state()`` and its failure broadcasts with
 ``observe_broadcast()``. The logic is in controller.ryuapp.observation.
 """
 import functools
@@ -35,6 +38,8 @@ from controller.ryuapp.manager import stats_period
 from controller.ryuapp.metrics import FabricMetrics
 from controller.ryuapp.observation import FabricObservation, PortCounters, layout, overlay_view, poll_period
 
+ERRORS_SHOWN = 20
+
 APP_KEY = 'fabric_view_app'
 STATIC_DIR = os.path.join(os.path.dirname(__file__), 'static')
 STATIC_TYPES = {'view.js': 'application/javascript', 'view.css': 'text/css'}
@@ -48,8 +53,9 @@ class FabricViewMixin:
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.observation = FabricObservation(self.topo, time.time)
-        self.metrics = FabricMetrics(self.observation, lambda: list(self.datapaths), self._metric_extras)
+        self.observation = FabricObservation(self.topo, time.time, self.ports)
+        self.metrics = FabricMetrics(self.observation, lambda: list(self.datapaths), self._metric_extras,
+                                     self.confirmations)
         self.view_layout = layout(self.topo)
         self._group_replies = {}  # switch -> groups counted so far in a multipart reply
         kwargs['wsgi'].register(FabricViewRest, {APP_KEY: self})
@@ -72,6 +78,15 @@ class FabricViewMixin:
         self.observation.log('broadcast', 'failed links now %s: %d switches updated in %.1f ms' % (
             ', '.join(sorted('-'.join(sorted(link)) for link in failed)) or 'none', len(changed), 1e3 * seconds))
 
+    def port_changed(self, switch, port, before):
+        self.observation.port_changed(switch, port, before)
+        super().port_changed(switch, port, before)
+
+    def openflow_error(self, record):
+        self.observation.log('error', '%s rejected %s: %s' % (
+            record['switch'], record['message'] or 'xid %d' % record['xid'], record['error']))
+        super().openflow_error(record)
+
     def _metric_extras(self):
         state = self.observed_state()
         return {'failed_links': len(self.observation.failed_links()),
@@ -81,6 +96,9 @@ class FabricViewMixin:
         return dict(overlay_view(self.topo, self.observed_state()), time=time.time(),
                     connected=sorted(self.datapaths), links=self.observation.links(),
                     failed_links=len(self.observation.failed_links()),
+                    unconfirmed=[s.name for s in self.topo.switches if not self.confirmations.confirmed(s.name)],
+                    outstanding_errors=len(self.confirmations.outstanding_errors()),
+                    openflow_errors=list(self.confirmations.recent)[-ERRORS_SHOWN:],
                     events=self.observation.events_since(since))
 
     def _observe_loop(self):
@@ -120,25 +138,6 @@ class FabricViewMixin:
         switch = self._observed_switch(datapath)
         if switch is not None:
             self.observation.message_received(switch, type(ev.msg).__name__)
-
-    def _observe_port(self, switch, desc):
-        if desc.port_no <= ofproto.OFPP_MAX:
-            carrier = not desc.state & ofproto.OFPPS_LINK_DOWN
-            self.observation.port_desc(switch, desc.port_no, carrier,
-                                       carrier and bool(desc.state & ofproto.OFPPS_LIVE))
-
-    @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
-    def _observe_port_status(self, ev):
-        switch = self._observed_switch(ev.msg.datapath)
-        if switch is not None:
-            self._observe_port(switch, ev.msg.desc)
-
-    @set_ev_cls(ofp_event.EventOFPPortDescStatsReply, MAIN_DISPATCHER)
-    def _observe_port_desc(self, ev):
-        switch = self._observed_switch(ev.msg.datapath)
-        if switch is not None:
-            for desc in ev.msg.body:
-                self._observe_port(switch, desc)
 
     @set_ev_cls(ofp_event.EventOFPPortStatsReply, MAIN_DISPATCHER)
     def _observe_port_stats(self, ev):

@@ -5,7 +5,9 @@ Mininet, no controller).
 Every switch becomes a netdev bridge ``PREFIX + name``; every switch-to-switch
 cable becomes a pair of patch ports, so one trace follows a packet across the
 whole fabric; a host's switch port is a patch port with no peer, where a
-trace ends. Port numbers are the model's OpenFlow ports.
+trace ends. Port numbers are the model's OpenFlow ports. Given a
+``controller`` target (e.g. tcp:127.0.0.1:6653), the bridges carry the
+model's datapath ids and connect to it, so a real controller programs them.
 """
 import re
 import subprocess
@@ -28,9 +30,10 @@ def _run(*cmd):
 
 
 class OvsFabric:
-    def __init__(self, topo, prefix):
+    def __init__(self, topo, prefix, controller=None):
         self.topo = topo
         self.prefix = prefix
+        self.controller = controller
         self.bridges = {self.bridge(s.name): s.name for s in topo.switches}
 
     def bridge(self, switch):
@@ -52,7 +55,9 @@ class OvsFabric:
                               {'type': 'patch', 'options': {'peer': peer}}))
             bridges.append(ovsdb.Bridge(
                 name=self.bridge(switch.name), datapath_type='netdev', fail_mode='secure',
-                protocols=['OpenFlow13'], other_config={}, controllers=[], max_backoff=None, ports=ports))
+                protocols=['OpenFlow13'], ports=ports, max_backoff=None,
+                other_config={'datapath-id': '%016x' % switch.dpid} if self.controller else {},
+                controllers=[self.controller] if self.controller else []))
         try:
             ovsdb.add_bridges(bridges)
             ovsdb.wait_applied(60)

@@ -1,13 +1,13 @@
 """The live view's and the metrics' pure parts: layout from the model, link
-states from port descriptions, rates from port counters, the event log and
-overlays (controller.ryuapp.observation)."""
+states from the one port-state tracker, rates from port counters, the event
+log and overlays (controller.ryuapp.observation)."""
 import pytest
 
-from controller.ryuapp.observation import (
-    FabricObservation, PortCounters, PortState, layout, link_state, overlay_view, poll_period)
+from controller.openflow.port_states import PortStates
+from controller.ryuapp.observation import FabricObservation, PortCounters, layout, overlay_view, poll_period
 from topologies.fattree import FatTree
 from topologies.kevin import Kevin
-from topologies.model import Node, Topology
+from topologies.model import Node, Topology, model_port
 from topologies.nbridge import NBridge
 
 
@@ -62,31 +62,55 @@ def test_unknown_role_is_named():
         layout(topo)
 
 
+def observed():
+    clock = Clock()
+    topo = FatTree(4)
+    return FabricObservation(topo, clock, PortStates(topo, grace_s=30.0)), clock
+
+
+def report(obs, switch, port, carrier, live):
+    """What the app does with a port description: the tracker first, then the observation."""
+    before = obs.ports.state(switch, model_port(port))
+    if obs.ports.update(switch, model_port(port), carrier, live, obs.clock()):
+        obs.port_changed(switch, port, before)
+
+
 @pytest.mark.parametrize('a, b, state', [
-    (PortState(True, True), PortState(True, True), 'up'),
-    (PortState(True, True), PortState(False, False), 'carrier_down'),
-    (PortState(True, False), PortState(True, True), 'bfd_down'),
-    (PortState(True, False), PortState(False, False), 'carrier_down'),
-    (PortState(True, True), None, 'up'),  # a host end reports nothing
+    ((True, True), (True, True), 'up'),
+    ((True, True), (False, False), 'carrier_down'),
+    ((True, False), (True, True), 'bfd_down'),
+    ((True, False), (False, False), 'carrier_down'),
+    ((True, True), None, 'up'),  # the other end not reported yet
     (None, None, 'unknown'),
 ])
 def test_link_is_as_bad_as_its_worse_end(a, b, state):
-    assert link_state(a, b) == state
+    obs, _ = observed()
+    for switch, port, end in (('a0_2', 3, a), ('c1_1', 1, b)):  # the ends of a0_2-c1_1
+        if end is not None:
+            report(obs, switch, port, True, True)  # live once: not coming up any more
+            report(obs, switch, port, *end)
+    assert {row['id']: row['state'] for row in obs.links()}['a0_2-c1_1'] == state
+    assert obs.failed_links() == ([('a0_2', 'c1_1')] if state.endswith('_down') else [])
 
 
-def observed():
-    clock = Clock()
-    return FabricObservation(FatTree(4), clock), clock
+def test_the_view_shows_a_port_coming_up_as_routing_treats_it():
+    obs, clock = observed()
+    report(obs, 'a0_2', 3, True, False)  # BFD not up yet since start
+    assert {row['id']: row['state'] for row in obs.links()}['a0_2-c1_1'] == 'coming_up'
+    assert obs.failed_links() == []
+    clock.now += 30  # start-up made no progress for the grace: failed, for routing and the view alike
+    assert {row['id']: row['state'] for row in obs.links()}['a0_2-c1_1'] == 'bfd_down'
+    assert obs.failed_links() == [('a0_2', 'c1_1')] and obs.ports.failed_links(clock.now)
 
 
 def test_port_changes_are_logged_and_live_changes_counted():
     obs, clock = observed()
-    obs.port_desc('a0_2', 3, True, True)  # first sight: no event
+    report(obs, 'a0_2', 3, True, True)  # first sight: no event
     assert obs.events_since(0) == []
     clock.now = 1001.5
-    obs.port_desc('a0_2', 3, True, False)
-    obs.port_desc('a0_2', 3, False, False)
-    obs.port_desc('a0_2', 3, True, True)
+    report(obs, 'a0_2', 3, True, False)
+    report(obs, 'a0_2', 3, False, False)
+    report(obs, 'a0_2', 3, True, True)
     events = obs.events_since(0)
     assert [(e['seq'], e['kind'], e['text']) for e in events] == [
         (0, 'failure', 'a0_2 port 3 (to c1_1): not live'),
@@ -101,9 +125,9 @@ def test_failed_links_are_switch_links_with_an_end_not_live():
     obs, _ = observed()
     for switch in ('a0_2', 'c1_1', 'e0_0'):
         for port in (1, 2, 3, 4):
-            obs.port_desc(switch, port, True, True)
-    obs.port_desc('c1_1', 1, True, False)  # to a0_2 (BFD down)
-    obs.port_desc('e0_0', 1, False, False)  # to host h0_0_2: not a switch link
+            report(obs, switch, port, True, True)
+    report(obs, 'c1_1', 1, True, False)  # to a0_2 (BFD down)
+    report(obs, 'e0_0', 1, False, False)  # to host h0_0_2: not a switch link
     assert obs.failed_links() == [('a0_2', 'c1_1')]
     states = {row['id']: row['state'] for row in obs.links()}
     assert states['a0_2-c1_1'] == 'bfd_down'

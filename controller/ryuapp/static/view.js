@@ -82,6 +82,15 @@ function update(state) {
     item.textContent = text;
     return item;
   }));
+  document.getElementById('confirmation').textContent = state.unconfirmed.length
+    ? `${state.unconfirmed.length} switches not confirmed: ${state.unconfirmed.slice(0, 8).join(' ')}`
+    : 'every switch confirmed its tables';
+  document.getElementById('errors').replaceChildren(...state.openflow_errors.slice().reverse().map(error => {
+    const item = document.createElement('li');
+    item.textContent = `${new Date(error.time * 1000).toISOString().substring(11, 23)} ${error.switch} `
+      + `xid ${error.xid} ${error.error}: ${error.message || '(not a table change)'}`;
+    return item;
+  }));
   const log = document.getElementById('events');
   for (const event of state.events) {
     const item = document.createElement('li');
@@ -93,6 +102,7 @@ function update(state) {
   while (log.children.length > EVENTS_SHOWN) log.lastChild.remove();
   document.getElementById('status').textContent =
     `${connected.size} switches connected, ${state.failed_links} failed links, `
+    + `${state.outstanding_errors} OpenFlow errors outstanding, `
     + `updated ${new Date(state.time * 1000).toISOString().substring(11, 19)} UTC`;
 }
 

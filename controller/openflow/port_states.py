@@ -1,5 +1,7 @@
-"""Which switch links are failed, from the ports' carrier and liveness, and
-one recompute per burst of port events (pure: no Ryu).
+"""The one tracker of every switch port's carrier and liveness, and which
+switch links are failed (pure: no Ryu). The Ryu side feeds it port
+descriptions and port-status messages; routing, the live view and the
+metrics all read it, so they never disagree about a link.
 
 Start-up semantics. With BFD on, Open vSwitch reports a port not live
 (OFPPS_LIVE clear) until its BFD session first comes up, and a port
@@ -16,12 +18,19 @@ fabric came up; a port judged so stays failed until it is live (later
 start-up elsewhere does not revive it). A port that has been live once is
 failed as soon as it is not live (carrier down or BFD down). A port never
 reported at all (its switch has not connected) is up.
+
+Ports are the model's port numbers (topologies.model.model_port).
 """
 from controller.fattree.failover import link_key
 
+# What a port is, from best to worst: a link is as bad as its worse reported
+# switch end ('unknown' only when neither end was reported).
+CONDITIONS = ('unknown', 'up', 'coming_up', 'bfd_down', 'carrier_down')
+FAILED = ('bfd_down', 'carrier_down')
+
 
 class PortStates:
-    """Carrier and liveness of every switch-to-switch port of ``topo``."""
+    """Carrier and liveness of every reported switch port of ``topo``."""
 
     def __init__(self, topo, grace_s=30.0):
         self.topo = topo
@@ -30,13 +39,9 @@ class PortStates:
         self.progress_at = None  # the latest start-up progress: a port first heard of, or live for the first time
 
     def update(self, switch, port, carrier, live, now):
-        """Record one port's state. True when it is a switch link's port
-        first heard of or whose carrier or liveness changed: only then can
-        the failed links have changed (the live view re-reads every port's
-        description every few seconds)."""
-        peer = self.topo.peer(switch, port)
-        if peer is None or self.topo.nodes[peer[0]].is_host:
-            return False
+        """Record one port's state. True when the port is first heard of or
+        its carrier or liveness changed (the live view re-reads every
+        port's description every few seconds: repeats are no news)."""
         known = self.ports.get((switch, port))
         if known is not None and (known['carrier'], known['live']) == (carrier, live):
             return False
@@ -50,13 +55,25 @@ class PortStates:
             'gave_up': known is not None and known['gave_up']}
         return True
 
-    def port_is_up(self, switch, port, now):
+    def condition(self, switch, port, now):
+        """'up' (live), 'unknown' (never reported), 'coming_up' (not live
+        once yet, not judged), or failed: 'bfd_down' (carrier up) or 'carrier_down'."""
         state = self.ports.get((switch, port))
         if state is None:
-            return True
-        if state['was_live']:
-            return state['live']
-        return self._coming_up(state, now)
+            return 'unknown'
+        if state['live']:
+            return 'up'
+        if not state['was_live'] and self._coming_up(state, now):
+            return 'coming_up'
+        return 'bfd_down' if state['carrier'] else 'carrier_down'
+
+    def link_condition(self, link, now):
+        """A link's condition: its worse switch end's (a host end reports nothing; an
+        end not reported yet counts as up, as for routing)."""
+        ends = [self.condition(node, port, now) for node, port in ((link.node_a, link.port_a),
+                                                                    (link.node_b, link.port_b))
+                if not self.topo.nodes[node].is_host]
+        return max(ends, key=CONDITIONS.index)
 
     def _coming_up(self, state, now):
         """Not live yet, with carrier or never had it, while start-up progresses."""
@@ -72,37 +89,23 @@ class PortStates:
         return None if self.progress_at is None else self.progress_at + self.grace_s
 
     def waiting_for_first_live(self, now):
-        """Ports still coming up: not live once yet (carrier or BFD), not judged yet."""
-        return sorted(key for key, s in self.ports.items() if not s['was_live'] and self._coming_up(s, now))
+        """Switch-link ports still coming up: not live once yet (carrier or BFD), not judged yet."""
+        return sorted(key for key, s in self.ports.items()
+                      if not s['was_live'] and self._is_switch_link_port(*key) and self._coming_up(s, now))
+
+    def _is_switch_link_port(self, switch, port):
+        peer = self.topo.peer(switch, port)
+        return peer is not None and not self.topo.nodes[peer[0]].is_host
 
     def failed_links(self, now):
         return frozenset(link_key(link.node_a, link.node_b) for link in self.topo.switch_links()
-                         if not (self.port_is_up(link.node_a, link.port_a, now)
-                                 and self.port_is_up(link.node_b, link.port_b, now)))
+                         if self.link_condition(link, now) in FAILED)
 
     def state(self, switch, port):
         """The last reported {'carrier', 'live'} of a port, or None."""
         known = self.ports.get((switch, port))
         return None if known is None else {'carrier': known['carrier'], 'live': known['live']}
 
-
-class Coalescer:
-    """Run ``action`` once for a burst of notifications: the first
-    notification schedules it ``delay_s`` later (``schedule(delay_s, fn)``,
-    e.g. Ryu's hub.spawn_after); the ones that arrive before it runs only
-    join that run."""
-
-    def __init__(self, schedule, action, delay_s=0.05):
-        self.schedule, self.action, self.delay_s = schedule, action, delay_s
-        self.pending = False
-        self.runs = 0
-
-    def notify(self):
-        if not self.pending:
-            self.pending = True
-            self.schedule(self.delay_s, self._run)
-
-    def _run(self):
-        self.pending = False
-        self.runs += 1
-        self.action()
+    def reported(self):
+        """Every reported port: {(switch, model port): {'carrier', 'live'}}."""
+        return {key: {'carrier': s['carrier'], 'live': s['live']} for key, s in self.ports.items()}

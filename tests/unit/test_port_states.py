@@ -1,7 +1,7 @@
-"""Port states to failed links, with BFD's start-up semantics, and one
-recompute per burst of port events."""
+"""Port states to failed links and link conditions, with BFD's start-up
+semantics (controller.openflow.port_states)."""
 from controller.fattree.failover import link_key
-from controller.fattree.link_state import Coalescer, PortStates
+from controller.openflow.port_states import PortStates
 from topologies.fattree import FatTree
 
 
@@ -12,8 +12,13 @@ def k4():
 
 def test_host_ports_and_unreported_ports_are_not_failures():
     topo, ports = k4()
-    assert ports.update('e0_0', topo.port_to('e0_0', 'h0_0_2'), False, False, 0) is False
-    assert ports.failed_links(0) == frozenset()
+    host_port = topo.port_to('e0_0', 'h0_0_2')
+    assert ports.update('e0_0', host_port, False, False, 0) is True  # recorded for the view and metrics
+    assert ports.failed_links(0) == frozenset() and ports.waiting_for_first_live(0) == []
+    host_link = next(l for l in topo.links if {l.node_a, l.node_b} == {'e0_0', 'h0_0_2'})
+    assert ports.link_condition(host_link, 0) == 'coming_up'
+    assert ports.link_condition(host_link, 30) == 'carrier_down'
+    assert ports.reported() == {('e0_0', host_port): {'carrier': False, 'live': False}}
 
 
 def test_bfd_not_up_yet_at_start_is_not_a_failure_until_the_grace_ends():
@@ -92,28 +97,6 @@ def test_carrier_lost_during_start_up_fails_at_once():
     assert ports.waiting_for_first_live(1.0) == []
 
 
-def test_a_burst_of_500_port_events_costs_one_recompute():
-    topo, ports = k4()
-    scheduled, recomputes = [], []
-    batch = Coalescer(lambda delay, fn: scheduled.append((delay, fn)),
-                      lambda: recomputes.append(ports.failed_links(0.0)), delay_s=0.05)
-    links = topo.switch_links()
-    for link in links:  # the fabric is up: every port has been live
-        ports.update(link.node_a, link.port_a, True, True, 0.0)
-    for event in range(500):
-        link = links[event % len(links)]
-        ports.update(link.node_a, link.port_a, event % 2 == 0, event % 2 == 0, 0.0)
-        batch.notify()
-    assert [delay for delay, _ in scheduled] == [0.05]
-    scheduled.pop()[1]()
-    assert batch.runs == 1 and len(recomputes) == 1
-    # the recompute sees the last event of each port: down where that event was odd
-    last_event = {j: max(e for e in range(500) if e % len(links) == j) for j in range(len(links))}
-    assert recomputes[0] == {link_key(l.node_a, l.node_b) for j, l in enumerate(links) if last_event[j] % 2}
-    batch.notify()  # the next burst schedules again
-    assert len(scheduled) == 1
-
-
 def test_only_a_new_or_changed_port_state_asks_for_a_recompute():
     topo, ports = k4()
     port = topo.port_to('a0_2', 'c1_1')
@@ -123,3 +106,20 @@ def test_only_a_new_or_changed_port_state_asks_for_a_recompute():
     assert ports.update('a0_2', port, True, True, 3.0) is False
     assert ports.update('a0_2', port, False, False, 4.0) is True  # carrier lost
     assert ports.failed_links(4.0) == {link_key('a0_2', 'c1_1')}
+
+
+def test_link_conditions_agree_with_the_failed_links_at_every_stage():
+    topo, ports = k4()
+    link = next(l for l in topo.switch_links() if {l.node_a, l.node_b} == {'a0_2', 'c1_1'})
+    stages = []
+    ports.update('a0_2', topo.port_to('a0_2', 'c1_1'), True, True, 0.0)
+    stages.append(ports.link_condition(link, 0.0))  # the other end not reported yet
+    ports.update('c1_1', topo.port_to('c1_1', 'a0_2'), True, False, 1.0)
+    stages.append(ports.link_condition(link, 1.0))  # its BFD still coming up
+    stages.append(ports.link_condition(link, 31.0))  # judged: never came up
+    ports.update('c1_1', topo.port_to('c1_1', 'a0_2'), True, True, 32.0)
+    stages.append(ports.link_condition(link, 32.0))
+    ports.update('a0_2', topo.port_to('a0_2', 'c1_1'), False, False, 33.0)
+    stages.append(ports.link_condition(link, 33.0))
+    assert stages == ['up', 'coming_up', 'bfd_down', 'up', 'carrier_down']
+    assert ports.failed_links(33.0) == {link_key('a0_2', 'c1_1')}
