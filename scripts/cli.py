@@ -224,6 +224,8 @@ EXPERIMENTS = {
         'startup-report': ('scripts.fattree.startup_report', 'the start-up table from its JSON'),
         'cluster': ('scripts.cluster.measure', "throughput and start-up on this machine's OVS, private "
                                                'daemons and container servers'),
+        'rate-sweep': ('scripts.fattree.rate_sweep', 'the highest link rate the emulator carries faithfully '
+                                                     '(non-blocking and two-level, every pattern)'),
         'bfd-defaults': ('scripts.fattree.bfd_defaults', 'the BFD interval each k gets (pure)'),
         'bfd-floor': ('scripts.fattree.bfd_floor', 'the lowest BFD interval without false detection'),
         'outages': ('scripts.fattree.outages', 'outages per failure class, probe streams'),

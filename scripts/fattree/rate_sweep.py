@@ -1,0 +1,82 @@
+"""Which link rate the emulator carries faithfully: the bisection
+experiment's non-blocking reference and two-level routing at each rate, on
+every pattern, each run with its fidelity verdict (scripts/emulator/
+fidelity.py); the result is the highest rate at which the verdict holds
+everywhere (scripts/fattree/rate_sweep_report.py).
+
+    dcfabric measure rate-sweep [--k 4] [--rates 2 5 10 20 50 100 200]
+        [--patterns ...all ten] [--seed 37] [--duration 8] [--omit 3]
+        [--out results/rate_sweep]
+
+Writes OUT/rate_sweep.json after every rate (what was measured survives an
+interruption), each rate's bisection run under OUT/bw-RATE/, and prints
+the table.
+"""
+import argparse
+import datetime
+import json
+import os
+import sys
+
+from scripts.argtypes import fattree_k, positive
+from scripts.fattree.bisection import QUEUE_PACKETS
+from scripts.fattree.bisection_report import summarize, write_outputs
+from scripts.fattree.bisection_run import run_experiment
+from scripts.fattree.patterns import PAPER_PATTERNS, check, seeded
+from scripts.fattree.rate_sweep_report import highest_faithful_rate, markdown, rate_row
+from topologies.fattree import FatTree
+
+RATES = (2, 5, 10, 20, 50, 100, 200)
+SCHEMES = ('nonblocking', 'twolevel')
+
+
+def sweep(args, progress):
+    topo = FatTree(args.k)
+    for pattern in args.patterns:
+        check(pattern, topo)
+    flows_of = {(p, 0): seeded(p, topo, args.seed) for p in args.patterns}
+    result = {'k': args.k, 'seed': args.seed, 'duration': args.duration, 'omit': args.omit,
+              'queue': args.queue, 'patterns': args.patterns, 'schemes': list(SCHEMES),
+              'started': datetime.datetime.now().isoformat(timespec='seconds'), 'rates': []}
+    os.makedirs(args.out, exist_ok=True)
+    for bw in sorted(args.rates):
+        progress('rate %g Mbit/s: %d patterns x %d schemes' % (bw, len(args.patterns), len(SCHEMES)))
+        config = {'k': args.k, 'bw': bw, 'queue': args.queue, 'duration': args.duration, 'omit': args.omit,
+                  'seeds': [args.seed], 'patterns': args.patterns, 'schemes': list(SCHEMES),
+                  'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
+        runs = []
+        run_experiment(config, flows_of, runs.append, progress)
+        write_outputs(os.path.join(args.out, 'bw-%g' % bw), config, runs, summarize(runs, config))
+        result['rates'].append(rate_row(bw, runs, config['hosts'] * bw))
+        result['highest_faithful_mbps'] = highest_faithful_rate(result['rates'])
+        with open(os.path.join(args.out, 'rate_sweep.json'), 'w') as f:
+            json.dump(result, f, indent=1)
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='dcfabric measure rate-sweep', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--k', type=fattree_k, default=4)
+    parser.add_argument('--rates', type=positive(float), nargs='+', default=list(RATES), metavar='MBPS')
+    parser.add_argument('--patterns', nargs='+', default=list(PAPER_PATTERNS))
+    parser.add_argument('--seed', type=int, default=37)
+    parser.add_argument('--duration', type=positive(int), default=8)
+    parser.add_argument('--omit', type=int, default=3)
+    parser.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS)
+    parser.add_argument('--out', default='results/rate_sweep')
+    args = parser.parse_args(argv)
+    from scripts.emulator import run_record
+    from scripts.emulator.errors import SetupError
+    try:
+        result = sweep(args, lambda m: print(m, file=sys.stderr, flush=True))
+    except (SetupError, ValueError) as err:
+        sys.exit('rate-sweep: %s' % err)
+    except KeyboardInterrupt:
+        sys.exit('rate-sweep: interrupted; %s' % run_record.teardown_state())
+    print(markdown(result))
+    return 0
+
+
+if __name__ == '__main__':
+    main()
