@@ -53,7 +53,7 @@ def test_second_pattern_starts_clean_and_reaches_the_collision_free_optimum(requ
         run = threading.Thread(target=lambda: result.update(
             rates=measure(net, host_of, stride_pairs, {'duration': 6, 'omit': 3})[0]))
         run.start()
-        time.sleep(1 + 5)  # servers up, then detection (1 s polls) and placement
+        time.sleep(2 + 1 + 5)  # the idle RTT probe, servers up, then detection (1 s polls) and placement
         during = scheduler_state(fabrics)
         run.join()
     by_flow = {p['flow'].split(' ')[0]: p['via'] for p in during['placements']}
