@@ -74,10 +74,10 @@ def test_colliding_large_flows_are_moved_to_disjoint_cores_at_link_rate(fabric):
     # (other emulations share the CPU and the one ovs-vswitchd) is the
     # yardstick for "link rate".
     for attempt in range(3):
-        (alone,), _ = measure(running.net, hosts, FLOWS[:1], {'duration': 5, 'omit': 2})
+        (alone,), _, _ = measure(running.net, hosts, FLOWS[:1], {'duration': 5, 'omit': 2})
         time.sleep(7)  # its per-flow entries idle out, its reservation is collected
         # 4 s left out of the measurement: detection (1 s polls) and placement
-        rates, _ = measure(running.net, hosts, FLOWS, {'duration': 8, 'omit': 4})
+        rates, _, _ = measure(running.net, hosts, FLOWS, {'duration': 8, 'omit': 4})
         status, flows = rest(running, '/fattree/state/flows')
         assert status == 200
         # the linear search gives the first flow reported c1_1; the second
@@ -105,8 +105,9 @@ def test_shaped_switch_ports_queue_bfd_apart(fabric):
 
 def test_the_daemons_send_socket_outgrows_the_shaped_queues_until_the_end(fabric):
     _, running = fabric
-    assert daemon_sndbuf() == 2 * running.send_buffer.size  # the kernel doubles what it is given
-    assert running.send_buffer.size > 80 * 1000 * 1514  # every switch port's queue full
+    [send_buffer] = running.send_buffers  # one daemon
+    assert daemon_sndbuf() == 2 * send_buffer.size  # the kernel doubles what it is given
+    assert send_buffer.size > 80 * 1000 * 1514  # every switch port's queue full
 
 
 def test_rest_state_view_sections_and_errors(fabric):
