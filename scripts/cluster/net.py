@@ -29,7 +29,7 @@ from scripts.cluster import sites
 from scripts.cluster.placement import cross_server_links, nodes_by_server, place_fattree
 from scripts.emulator.errors import SetupError
 from scripts.emulator.fabric import Fabric
-from scripts.emulator.mininet_classes import CpuGroupMixin, ShapedLink, UserOVSSwitch
+from scripts.emulator.mininet_classes import CpuGroupMixin, UserOVSSwitch
 from scripts.emulator.progress import progress
 
 TUNNEL_MTU = 1450
@@ -150,8 +150,6 @@ class ClusterFabric(Fabric):
             raise SetupError(str(err)) from None
 
     def make_net(self, topo, link_class, cpu_group):
-        if link_class is ShapedLink:
-            raise SetupError('link shaping is not supported with --cluster')
         try:
             sites.check_reaches(self.servers, self.listen, self.ofp_port)
         except sites.ServerError as err:

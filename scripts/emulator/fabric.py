@@ -5,6 +5,7 @@ vSwitch, driven by a dcfabric Ryu app in a controller subprocess.
 Mininet network, its veths and bridges, the controller and any process
 started in a host) on exit, error, Ctrl-C or SIGTERM.
 """
+import functools
 import os
 import subprocess
 import time
@@ -18,8 +19,8 @@ from scripts.emulator.controller_process import Controller
 from scripts.emulator.errors import SetupError
 from scripts.emulator.host_cpu_group import HostCpuGroup, group_name
 from scripts.emulator.machine_checks import check_machine
-from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, FabricHost, ListeningController,
-                                              ShapedLink, UserOVSSwitch, hosts_tx_offload_off)
+from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, BatchedShapedLink, FabricHost,
+                                              ListeningController, UserOVSSwitch, hosts_tx_offload_off)
 from scripts.emulator.ovs import ovsdb, vswitchd
 from scripts.emulator.ovs.instances import (InstanceSites, OvsInstanceError, OvsInstances,
                                             placement as instance_placement, require_tools, switch_ports)
@@ -170,6 +171,7 @@ class Fabric(MininetContext):
     sites = faults.LOCAL
     host_sites = faults.LOCAL  # where hosts run
     bfd_at_creation = True  # UserOVSSwitch.configured; otherwise enabled once the switches run
+    shaped_link = BatchedShapedLink  # the link class of --bw
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
                  controller=True, log_level='warning', bfd_ms=None, ready_path=None, stats_period=None,
@@ -177,10 +179,6 @@ class Fabric(MininetContext):
         self.model = model
         self.ovs, self.instance_of = None, None
         if ovs_instances > 1:
-            if bw:
-                raise SetupError('%d Open vSwitch instances need unshaped links: --bw shapes them with '
-                                 'Mininet\'s TCLink, which makes its veths in this namespace (use '
-                                 '--ovs-instances 1 with --bw)' % ovs_instances)
             self.ovs = OvsInstances(ovs_instances, listen, ofp_port)
             self.instance_of = {switch: self.ovs.instances[index] for switch, index
                                 in instance_placement(switch_ports(model), ovs_instances).items()}
@@ -198,7 +196,7 @@ class Fabric(MininetContext):
         self.ready_at = None  # when BFD was up and the controller ready
         self.daemon_settings = None  # scripts.emulator.ovs.vswitchd.DaemonSettings once applied
         self.host_group = None  # the hosts' HostCpuGroup once made
-        self.send_buffer = None  # scripts.emulator.ovs.vswitchd.SendBuffer once applied (shaped links)
+        self.send_buffers = []  # scripts.emulator.ovs.vswitchd.SendBuffer, one per daemon (shaped links)
         self.log_level = log_level
 
     def check(self):
@@ -211,7 +209,7 @@ class Fabric(MininetContext):
 
     def make_net(self, topo, link_class, cpu_group):
         switch_class = UserOVSSwitch.configured(self.bfd_column, self.instance_of)
-        net_class = BatchedMininet if link_class is BatchedLink else Mininet
+        net_class = BatchedMininet if issubclass(link_class, BatchedLink) else Mininet
         return net_class(topo=topo, switch=switch_class, host=FabricHost.in_group(cpu_group),
                          link=link_class, build=False,
                          controller=None, autoSetMacs=False, autoStaticArp=False)
@@ -239,7 +237,7 @@ class Fabric(MininetContext):
         if self.bw:
             # TCLink shapes each interface as it makes it, and sets the
             # offloads: on with TSO, off without (TCP would hang).
-            link_opts, link_class = {'bw': self.bw, 'txo': self.tso, 'rxo': self.tso}, ShapedLink
+            link_opts, link_class = {'bw': self.bw, 'txo': self.tso, 'rxo': self.tso}, self.shaped_link
         topo = ModelTopo(self.model, link_opts=link_opts)
         self.host_group = HostCpuGroup(self.host_sites)
         cpu_group = self.host_group.make()
@@ -287,19 +285,27 @@ class Fabric(MininetContext):
             size = vswitchd.send_buffer_bytes(ports)
             progress('ovs-vswitchd\'s send socket: %d MiB of buffer, more than the queues of %d shaped '
                      'ports hold (scripts/emulator/ovs/vswitchd.py SendBuffer)' % (size >> 20, ports))
-            self.send_buffer = vswitchd.SendBuffer(size)
-            self.send_buffer.apply(self.send_one_frame)
+            for switch, server in self.switch_per_daemon().items():
+                buffer = vswitchd.SendBuffer(size, server.pid('ovs-vswitchd') if server else None)
+                self.send_buffers.append(buffer)
+                buffer.apply(functools.partial(self.send_one_frame, switch, server))
         self.ready_at = time.time()
 
-    def send_one_frame(self):
-        """Make the switches' daemon send one frame: a host's edge switch
-        sends it a frame of the local experimental ethertype, which the host
-        drops."""
-        host = self.model.hosts[0]
-        switch, port = self.model.host_attachment(host.name)
-        frame = host.mac.replace(':', '') + '020000000000' + '88b5' + '00' * 46
-        faults.run_command('ovs-ofctl', '-O', 'OpenFlow13', 'packet-out', switch,
-                           'in_port=controller packet=%s actions=output:%d' % (frame, ofport(port)))
+    def switch_per_daemon(self):
+        """{a switch: its daemon's server (None: this machine's Open vSwitch)}, one switch per daemon."""
+        chosen = {}
+        for switch in self.model.switches:
+            server = self.sites.server_of(switch.name)
+            chosen.setdefault(server, switch.name)
+        return {switch: server for server, switch in chosen.items()}
+
+    def send_one_frame(self, switch, server):
+        """Make ``switch``'s daemon send one frame: out of its first port, of
+        the local experimental ethertype, which the peer drops."""
+        frame = '020000000001' + '020000000000' + '88b5' + '00' * 46
+        port = self.model.ports(switch)[0]
+        self.sites.run(server, 'ovs-ofctl', '-O', 'OpenFlow13', 'packet-out', switch,
+                       'in_port=controller packet=%s actions=output:%d' % (frame, ofport(port)))
 
     def stop_network(self):
         progress('stopping %s' % self.model.name)
@@ -330,9 +336,9 @@ class Fabric(MininetContext):
         if self.daemon_settings and self.ovs is None:  # private daemons end with the fabric
             steps.run('putting ovs-vswitchd settings back', self.daemon_settings.undo)
         self.daemon_settings = None
-        if self.send_buffer:
-            steps.run("putting ovs-vswitchd's send buffer back", self.send_buffer.undo)
-        self.send_buffer = None
+        for buffer in self.send_buffers:  # a private daemon's ended with it: nothing to put back
+            steps.run("putting ovs-vswitchd's send buffer back", buffer.undo)
+        self.send_buffers = []
         if self.host_group:
             steps.run("removing the hosts' CPU group", self.host_group.remove)  # after the network: it ended the hosts
         self.host_group = None

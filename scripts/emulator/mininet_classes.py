@@ -4,7 +4,7 @@ links with a class for BFD, and veths made in one ``ip -batch``."""
 import os
 import subprocess
 
-from mininet.link import Intf, Link, TCIntf, TCLink
+from mininet.link import Intf, Link, TCIntf
 from mininet.net import Mininet
 from mininet.node import Host, OVSSwitch, RemoteController
 
@@ -174,15 +174,6 @@ class ShapedIntf(TCIntf):
         return cmds, parent
 
 
-class ShapedLink(TCLink):
-    """Mininet's TCLink with ``ShapedIntf`` ends."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault('cls1', ShapedIntf)
-        kwargs.setdefault('cls2', ShapedIntf)
-        super().__init__(*args, **kwargs)
-
-
 class BatchedIntf(Intf):
     """An interface configured in bulk by BatchedMininet: constructing one
     runs no command (Mininet's Intf sets MAC and up-state through a shell
@@ -192,17 +183,35 @@ class BatchedIntf(Intf):
         return {}
 
 
+class BatchedShapedIntf(ShapedIntf):
+    """A ShapedIntf whose veth BatchedMininet makes: shaped once the veth
+    exists (a host's end when the hosts are configured, a switch's end when
+    its bridge is made: Open vSwitch resets the qdiscs it finds)."""
+    made = False
+
+    def config(self, **params):
+        return super().config(**params) if self.made else {}
+
+
 class BatchedLink(Link):
     """A veth pair that BatchedMininet creates with every other one in one
     ``ip -batch``, instead of a shell round trip per pair."""
+    intf_class = BatchedIntf
 
     def __init__(self, node1, node2, **params):
-        params['intf'] = BatchedIntf  # Mininet.addLink passes its own default
+        params['intf'] = self.intf_class  # Mininet.addLink passes its own default
         super().__init__(node1, node2, **params)
 
     def makeIntfPair(self, intfname1, intfname2, addr1=None, addr2=None, node1=None, node2=None,
                      deleteIntfs=True):
         self.pair = (intfname1, intfname2, addr1, addr2, node1, node2)
+
+
+class BatchedShapedLink(BatchedLink):
+    """A shaped link (``ShapedIntf`` ends) made in BatchedMininet's batch:
+    unlike TCLink, its veth ends can live in private Open vSwitch
+    instances' namespaces."""
+    intf_class = BatchedShapedIntf
 
 
 class BatchedMininet(Mininet):
@@ -237,6 +246,15 @@ class BatchedMininet(Mininet):
             self._ip_batch(['link set %s up' % name for name in names], netns)
         progress('configuring %d hosts' % len(self.hosts))
         self.configure_hosts()
+        shaped = [intf for link in self.links for intf in (link.intf1, link.intf2)
+                  if isinstance(intf, BatchedShapedIntf)]
+        for intf in shaped:
+            intf.made = True
+        if shaped:
+            progress('shaping %d host interfaces' % len(self.hosts))
+        for intf in shaped:
+            if not isinstance(intf.node, OVSSwitch):  # switch ends: UserOVSSwitch.batchStartup
+                intf.config(**intf.params)
 
     @staticmethod
     def _netns(node):

@@ -124,12 +124,13 @@ class SendBuffer:
     Linux 5.6); it exists once the daemon has sent a packet, so ``apply``
     takes a callable that makes it send one."""
 
-    def __init__(self, size):
+    def __init__(self, size, pid=None):
         self.size = size
+        self.pid = pid  # the daemon's (None: the one of daemon_pid_path)
         self.before = None  # (daemon pid, its socket's fd, SO_SNDBUF) before apply()
 
     def apply(self, make_daemon_send, timeout=5):
-        pid = daemon_pid()
+        pid = self.pid or daemon_pid()
         deadline = time.time() + timeout
         fd = send_socket_fd(pid)
         if fd is None:
