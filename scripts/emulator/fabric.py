@@ -20,7 +20,8 @@ from scripts.emulator.errors import SetupError
 from scripts.emulator.host_cpu_group import HostCpuGroup, group_name
 from scripts.emulator.machine_checks import check_machine
 from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, BatchedShapedLink, FabricHost,
-                                              ListeningController, UserOVSSwitch, hosts_tx_offload_off)
+                                              ListeningController, SEGMENTATION_OFF, TX_CHECKSUM_OFF,
+                                              UserOVSSwitch, hosts_offloads)
 from scripts.emulator.ovs import ovsdb, vswitchd
 from scripts.emulator.ovs.instances import (InstanceSites, OvsInstanceError, OvsInstances,
                                             placement as instance_placement, require_tools, switch_ports)
@@ -269,7 +270,11 @@ class Fabric(MininetContext):
         self.net.start()
         self.started_at = time.time()
         if not self.tso:
-            hosts_tx_offload_off(self.net)
+            hosts_offloads(self.net, TX_CHECKSUM_OFF)
+        elif self.bw:
+            progress('shaped links: the hosts send 1,500-byte frames (segmentation offload off), so that '
+                     'a queue of N packets holds N frames (scripts/emulator/mininet_classes.py)')
+            hosts_offloads(self.net, SEGMENTATION_OFF)
         # generous: ovs-vswitchd brings sessions up one poll loop at a time
         timeout = 60 + len(self.model.switches) // 2
         if self.bfd_ms:

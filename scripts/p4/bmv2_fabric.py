@@ -42,7 +42,7 @@ from scripts import REPO_ROOT
 from scripts.emulator import traffic
 from scripts.emulator.controller_process import end_process
 from scripts.emulator.fabric import MininetContext
-from scripts.emulator.mininet_classes import hosts_tx_offload_off
+from scripts.emulator.mininet_classes import TX_CHECKSUM_OFF, hosts_offloads
 from topologies.fattree import FatTree
 from topologies.leafspine import LeafSpine
 from topologies.mininet_topo import ModelTopo
@@ -238,7 +238,7 @@ class P4Fabric(MininetContext):
         for node, process in loading:
             node.finish_cli(process)
         self.net.staticArp()
-        hosts_tx_offload_off(self.net)
+        hosts_offloads(self.net, TX_CHECKSUM_OFF)
 
     def release(self):
         if self.work_dir:
