@@ -69,7 +69,7 @@ def _die_with_parent():
 
 
 def _run(argv, what):
-    result = subprocess.run(argv, capture_output=True, text=True)
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     if result.returncode != 0:
         raise HarnessError('%s failed (%s): %s' % (what, ' '.join(argv[:12]),
                                                    (result.stderr or result.stdout).strip()))

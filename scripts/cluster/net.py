@@ -183,7 +183,7 @@ def controller_address(servers):
         except sites.ServerError as err:
             raise SetupError(str(err)) from None
         route = subprocess.run(['ip', '-o', 'route', 'get', address],
-                               capture_output=True, text=True)
+                               capture_output=True, text=True, timeout=60)
         words = route.stdout.split()
         if route.returncode != 0 or 'src' not in words:
             raise SetupError('no route from here to server %s: %s' % (server, route.stderr.strip()))

@@ -26,7 +26,7 @@ class ServerError(RuntimeError):
 def ssh(server, *cmd):
     """Run ``cmd`` on ``server`` (its words quoted for the remote shell)."""
     return subprocess.run(SSH + [server, shlex.join(cmd)], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, timeout=300)
 
 
 def server_address(server):

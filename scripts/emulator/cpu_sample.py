@@ -37,7 +37,7 @@ def _pid_ticks(name):
 def ovs_bridge_count():
     """Bridges in the one ovs-vswitchd, ours and everyone else's: its single
     userspace-datapath thread serves them all."""
-    out = subprocess.run(['ovs-vsctl', '--timeout=5', 'list-br'], capture_output=True, text=True)
+    out = subprocess.run(['ovs-vsctl', '--timeout=5', 'list-br'], capture_output=True, text=True, timeout=60)
     return len(out.stdout.split())
 
 

@@ -50,7 +50,7 @@ def check_fits(model, memory=True):
 def check_machine():
     if os.geteuid() != 0:
         raise SetupError('emulation needs root (Mininet creates namespaces and veths)')
-    probe = subprocess.run(['ovs-vsctl', '--timeout=5', 'show'], capture_output=True, text=True)
+    probe = subprocess.run(['ovs-vsctl', '--timeout=5', 'show'], capture_output=True, text=True, timeout=60)
     if probe.returncode != 0:
         raise SetupError('Open vSwitch is not running (%s); run scripts/setup.sh'
                          % (probe.stderr.strip() or 'ovs-vsctl failed'))

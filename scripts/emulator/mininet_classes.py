@@ -267,7 +267,7 @@ class BatchedMininet(Mininet):
     @staticmethod
     def _ip_batch(lines, netns=None):
         created = subprocess.run(['ip'] + (['-n', netns] if netns else []) + ['-batch', '-'],
-                                 input='\n'.join(lines) + '\n', capture_output=True, text=True)
+                                 input='\n'.join(lines) + '\n', capture_output=True, text=True, timeout=600)
         if created.returncode != 0:
             raise SetupError('creating veths failed: %s' % created.stderr.strip()[:500])
 

@@ -29,7 +29,7 @@ def veths(names, add):
     lines = (['link add %s type veth peer name %s\nlink set %s up\nlink set %s up' % (a, b, a, b) for a, b in pairs]
              if add else ['link del %s' % a for a, _ in pairs])
     subprocess.run(['ip', '-force', '-batch', '-'], input='\n'.join(lines) + '\n', text=True, check=add,
-                   capture_output=True)
+                   capture_output=True, timeout=600)
 
 
 def measure(ports):

@@ -59,7 +59,7 @@ def predicted_hops(topo, hosts, target):
 def config_err_board(coords, verb, rest_port):
     """Run the operator's script against the controller; raise with its message on failure."""
     env = dict(os.environ, DCFABRIC_REST='http://127.0.0.1:%d' % rest_port)
-    done = subprocess.run([SCRIPT, ','.join(map(str, coords)), verb], env=env, capture_output=True, text=True)
+    done = subprocess.run([SCRIPT, ','.join(map(str, coords)), verb], env=env, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise RuntimeError('config_err_board.sh %s failed: %s' % (verb, done.stderr.strip()))
     return json.loads(done.stdout)

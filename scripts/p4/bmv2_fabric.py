@@ -75,7 +75,7 @@ def compile_program(name, out_dir):
     source = os.path.join(P4_DIR, name + '.p4')
     target = os.path.join(out_dir, name + '.json')
     result = subprocess.run(['p4c-bm2-ss', '--std', 'p4-16', '--target', 'bmv2', '--arch', 'v1model',
-                             '-o', target, source], capture_output=True, text=True)
+                             '-o', target, source], capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
         raise P4Error('p4c-bm2-ss failed on %s:\n%s' % (source, result.stderr or result.stdout))
     return target

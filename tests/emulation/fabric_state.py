@@ -9,9 +9,9 @@ def state(topo):
     dump = {}
     for switch in topo.switches:
         flows = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', switch.name],
-                               capture_output=True, text=True, check=True).stdout
+                               capture_output=True, text=True, check=True, timeout=120).stdout
         groups = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', 'dump-groups', switch.name],
-                                capture_output=True, text=True, check=True).stdout
+                                capture_output=True, text=True, check=True, timeout=120).stdout
         dump[switch.name] = (sorted(l.strip() for l in flows.splitlines() if 'priority' in l),
                              sorted(l.strip() for l in groups.splitlines() if 'group_id' in l))
     return dump

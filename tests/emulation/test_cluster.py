@@ -64,7 +64,7 @@ def test_whole_pods_per_server_and_only_core_links_tunnelled(cluster):
     first, second = servers.servers
     assert fabric.net.get('e0_0').cmd('hostname').strip() == 'dcfcl-s1'
     assert fabric.net.get('h3_1_3').cmd('hostname').strip() == 'dcfcl-s2'
-    bridges = {server: fabric.sites.run(server, 'ovs-vsctl', 'list-br').stdout.split()
+    bridges = {server: fabric.sites.run(server, 'ovs-vsctl', '--timeout=60', 'list-br').stdout.split()
                for server in servers.servers}
     assert sorted(bridges[first] + bridges[second]) == sorted(s.name for s in topo.switches)
     assert {b[1] for b in bridges[first] if b[0] in 'ea'} == {'0', '1'}
@@ -75,7 +75,7 @@ def test_whole_pods_per_server_and_only_core_links_tunnelled(cluster):
     assert {frozenset((l.intf1.node.name, l.intf2.node.name)) for l in tunnels} == {
         frozenset((l.node_a, l.node_b)) for l in fabric.tunnels}
     # the machine's own Open vSwitch has none of these bridges
-    assert 'e0_0' not in subprocess.run(['ovs-vsctl', 'list-br'], capture_output=True, text=True).stdout
+    assert 'e0_0' not in subprocess.run(['ovs-vsctl', '--timeout=60', 'list-br'], capture_output=True, text=True, timeout=120).stdout
 
 
 def test_tunnel_failure_seen_by_bfd_and_broadcast_to_both_servers(cluster):
@@ -139,7 +139,7 @@ def test_bad_server_is_named_and_nothing_is_left_running(broken_servers, index):
     assert result.returncode == 1
     assert 'dcfabric: server %s: %s' % (bad, meaning) in result.stderr
     on_good = subprocess.run(broken_servers.on_server(0, ['sh', '-c', 'ovs-vsctl list-br; ps -e -o args']),
-                             capture_output=True, text=True).stdout
+                             capture_output=True, text=True, timeout=120).stdout
     assert 'mininet:' not in on_good and 'e0_0' not in on_good
     # only the harness's unshare and its sleeping child: no controller, no node shell, no ssh
     assert processes_in_head(broken_servers) == sorted([broken_servers.head.process.pid,
@@ -162,7 +162,7 @@ def processes_in_head(servers):
 def test_gre_is_refused_where_the_kernel_has_no_ip_gre(broken_servers):
     good = broken_servers.servers[0]
     probe = subprocess.run(broken_servers.on_server(0, ['ip', 'link', 'add', 'g0', 'type', 'gretap', 'local',
-                                                        good, 'remote', good]), capture_output=True)
+                                                        good, 'remote', good]), capture_output=True, timeout=120)
     if probe.returncode == 0:
         pytest.skip('this kernel has ip_gre: GRE tunnels work here')  # not so on these machines
     result = run_in_head(broken_servers, 'run', '--cluster', good, '--tunnel', 'gre')

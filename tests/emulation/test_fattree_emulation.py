@@ -60,7 +60,7 @@ def test_every_host_process_is_in_the_hosts_cpu_group(k4):
 
 def flows(switch):
     out = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', switch],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, timeout=120).stdout
     return sorted(line.strip() for line in out.splitlines() if 'priority' in line)
 
 
@@ -68,7 +68,7 @@ def flow_ages(switch):
     """Seconds since each flow of the switch was installed (one dump: the
     controller may wipe the switch between two)."""
     out = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', 'dump-flows', switch],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, timeout=120).stdout
     return [float(age) for age in re.findall(r'duration=([\d.]+)s', out)]
 
 
@@ -107,10 +107,10 @@ def test_reconnecting_switch_gets_the_same_rules(k4):
     before = flows('a1_2')
     assert len(before) == 5 + 3 + 2
     since = time.time()
-    subprocess.run(['ovs-vsctl', 'del-controller', 'a1_2'], check=True)
+    subprocess.run(['ovs-vsctl', '--timeout=60', 'del-controller', 'a1_2'], check=True, timeout=120)
     time.sleep(0.5)
-    subprocess.run(['ovs-vsctl', 'set-controller', 'a1_2', 'tcp:127.0.0.1:%d' % fabric.ofp_port],
-                   check=True)
+    subprocess.run(['ovs-vsctl', '--timeout=60', 'set-controller', 'a1_2', 'tcp:127.0.0.1:%d' % fabric.ofp_port],
+                   check=True, timeout=120)
     wait_reinstalled('a1_2', since)
     assert flows('a1_2') == before
 
@@ -131,10 +131,10 @@ def test_restarted_controller_reinstalls_the_same_state(k4):
 def test_unknown_switch_is_left_alone(k4):
     _, fabric, _, _ = k4
     bridge = 'tstranger'
-    subprocess.run(['ovs-vsctl', '--', '--if-exists', 'del-br', bridge, '--', 'add-br', bridge,
+    subprocess.run(['ovs-vsctl', '--timeout=60', '--', '--if-exists', 'del-br', bridge, '--', 'add-br', bridge,
                     '--', 'set', 'bridge', bridge, 'datapath_type=netdev', 'protocols=OpenFlow13',
                     'fail_mode=secure', 'other-config:datapath-id=00000000000000ff',
-                    '--', 'set-controller', bridge, 'tcp:127.0.0.1:%d' % fabric.ofp_port], check=True)
+                    '--', 'set-controller', bridge, 'tcp:127.0.0.1:%d' % fabric.ofp_port], check=True, timeout=120)
     try:
         deadline = time.time() + 15
         while 'unknown dpid 0xff' not in fabric.controller.log_tail(200):
@@ -142,4 +142,4 @@ def test_unknown_switch_is_left_alone(k4):
             time.sleep(0.2)
         assert flows(bridge) == []
     finally:
-        subprocess.run(['ovs-vsctl', '--if-exists', 'del-br', bridge], check=True)
+        subprocess.run(['ovs-vsctl', '--timeout=60', '--if-exists', 'del-br', bridge], check=True, timeout=120)

@@ -28,7 +28,7 @@ def path_tors(net, src, dst):
 def circuits(bridge):
     """{in ofport: out ofport} of a spine bridge's circuit rules."""
     out = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', bridge],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, timeout=120).stdout
     return dict(re.search(r'in_port=(\d+) actions=output:(\d+)', l).groups()
                 for l in out.splitlines() if 'in_port=' in l)
 

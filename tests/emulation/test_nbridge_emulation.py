@@ -28,12 +28,12 @@ def fabric3x3(require_ovs):
 
 def board(rest_port, *args):
     env = dict(os.environ, DCFABRIC_REST='http://127.0.0.1:%d' % rest_port)
-    return subprocess.run([SCRIPT] + list(args), env=env, capture_output=True, text=True)
+    return subprocess.run([SCRIPT] + list(args), env=env, capture_output=True, text=True, timeout=120)
 
 
 def flows(switch):
     out = subprocess.run(['ovs-ofctl', '-O', 'OpenFlow13', '--no-stats', 'dump-flows', switch],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, timeout=120).stdout
     return sorted(line.strip() for line in out.splitlines() if 'priority' in line)
 
 

@@ -42,7 +42,7 @@ def test_fabric_on_two_instances_routes_detects_and_leaves_nothing(require_ovs):
         a, b = next((link.node_a, link.node_b) for link in topo.switch_links()
                     if sites.server_of(link.node_a).index != sites.server_of(link.node_b).index)
         assert not subprocess.run(['ip', 'link', 'show', interface_name(topo, a, 1)],
-                                  capture_output=True).returncode == 0  # not in this namespace
+                                  capture_output=True, timeout=120).returncode == 0  # not in this namespace
         faults.fail_link(topo, a, b, silent=True, sites=sites)
         try:
             wait_link(rest_port, a[len(PREFIX):], b[len(PREFIX):], up=False, timeout=3)
@@ -54,6 +54,6 @@ def test_fabric_on_two_instances_routes_detects_and_leaves_nothing(require_ovs):
     assert ovs_instances.InstanceSites.running() is None and not ovs_instances.left_over()
     assert not os.path.exists(ovs_instances.RUN_ROOT) or not os.listdir(ovs_instances.RUN_ROOT)
     assert subprocess.run(['pgrep', '-f', 'UNIX-LISTEN:' + ovs_instances.RUN_ROOT],
-                          capture_output=True).returncode == 1
+                          capture_output=True, timeout=120).returncode == 1
     assert interface_name(topo, PREFIX + 'e0_0', 1) not in subprocess.run(['ip', '-br', 'link'], capture_output=True,
-                                                      text=True).stdout
+                                                      text=True, timeout=120).stdout

@@ -148,9 +148,9 @@ def test_rejected_entry_fails_the_start_and_cleans_up():
     with pytest.raises(P4Error, match='Parameter is too large'):
         with P4Fabric(model, 'letflow', commands):
             pass
-    links = subprocess.run(['ip', '-o', 'link'], capture_output=True, text=True).stdout
+    links = subprocess.run(['ip', '-o', 'link'], capture_output=True, text=True, timeout=120).stdout
     assert 'p4leaf0' not in links
-    assert subprocess.run(['pgrep', '-f', '@p4leaf0-eth'], capture_output=True).stdout == b''
+    assert subprocess.run(['pgrep', '-f', '@p4leaf0-eth'], capture_output=True, timeout=120).stdout == b''
 
 
 @pytest.mark.emulation

@@ -26,7 +26,7 @@ _DEC_TTL = re.compile(r'^\s+dec_ttl')
 
 
 def _run(*cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120).stdout
 
 
 class OvsFabric:
@@ -115,7 +115,7 @@ class OvsFabric:
         flow = ('in_port=%s,arp,arp_op=1,dl_src=%s,dl_dst=ff:ff:ff:ff:ff:ff,arp_spa=%s,arp_tpa=%s,'
                 'arp_sha=%s,arp_tha=00:00:00:00:00:00' % (self.port_name(switch, port), src.mac,
                                                           src.ip, target_ip, src.mac))
-        out = _run('ovs-appctl', 'ofproto/trace', self.bridge(switch), flow)
+        out = _run('ovs-appctl', '--timeout=60', 'ofproto/trace', self.bridge(switch), flow)
         final = None
         hops = []
         for line in out.splitlines():
@@ -141,7 +141,7 @@ class OvsFabric:
         headers = raw or '%s,nw_src=%s,nw_dst=%s,nw_ttl=%d' % (fields, src.ip, dst.ip, ttl)
         flow = 'in_port=%s,dl_src=%s,dl_dst=%s,%s' % (
             self.port_name(switch, port), src.mac, dst.mac, headers)
-        out = _run('ovs-appctl', 'ofproto/trace', self.bridge(switch), flow)
+        out = _run('ovs-appctl', '--timeout=60', 'ofproto/trace', self.bridge(switch), flow)
         hops = []
         for line in out.splitlines():
             if _BRIDGE.match(line):

@@ -123,10 +123,10 @@ def test_ecmp_spreads_flows_over_upward_ports(bridges):
     headers = 'tcp,nw_src=10.0.0.2,nw_dst=10.3.1.3,tp_src=40000,tp_dst=5201,nw_ttl=%d'
     switch, port = TOPO.host_attachment('h0_0_2')
     first = subprocess.run(
-        ['ovs-appctl', 'ofproto/trace', bridges.bridge(switch), 'in_port=%s,dl_src=%s,dl_dst=%s,%s' % (
+        ['ovs-appctl', '--timeout=60', 'ofproto/trace', bridges.bridge(switch), 'in_port=%s,dl_src=%s,dl_dst=%s,%s' % (
             bridges.port_name(switch, port), TOPO.node('h0_0_2').mac, TOPO.node('h3_1_3').mac,
             headers % 64)],
-        capture_output=True, text=True, check=True).stdout
+        capture_output=True, text=True, check=True, timeout=120).stdout
     recirc = re.search(r'recirc\((0x[0-9a-f]+)\)', first).group(1)
     seen = set()
     for dp_hash in range(1, 17):  # 0 reads as "no hash yet"

@@ -59,8 +59,8 @@ def trace_paths(kevin, fabric, routing, src, dst):
             spine, spine_port = kevin.peer(switch, out)
             flow = 'in_port=%s,dl_src=%s,dl_dst=%s,tcp,nw_src=%s,nw_dst=%s,nw_ttl=%d' % (
                 fabric.port_name(spine, spine_port), src.mac, dst.mac, src.ip, dst.ip, ttl)
-            out_text = subprocess.run(['ovs-appctl', 'ofproto/trace', fabric.bridge(spine), flow],
-                                      check=True, capture_output=True, text=True).stdout
+            out_text = subprocess.run(['ovs-appctl', '--timeout=60', 'ofproto/trace', fabric.bridge(spine), flow],
+                                      check=True, capture_output=True, text=True, timeout=120).stdout
             pending.append((_parse_trace(kevin, fabric, out_text, ttl), path))
     return results
 

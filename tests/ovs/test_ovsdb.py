@@ -9,7 +9,7 @@ from scripts.emulator.ovs import ovsdb
 
 
 def vsctl(*args):
-    return subprocess.run(('ovs-vsctl',) + args, check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(('ovs-vsctl', '--timeout=60') + args, check=True, capture_output=True, text=True, timeout=120).stdout.strip()
 
 
 def bridge(name, ports=()):

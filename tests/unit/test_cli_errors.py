@@ -52,7 +52,7 @@ def test_ovs_down_is_refused(monkeypatch):
 
 
 def test_taken_port_is_refused_and_nothing_is_left(require_ovs):
-    bridges_before = subprocess.run(['ovs-vsctl', 'list-br'], capture_output=True, text=True).stdout
+    bridges_before = subprocess.run(['ovs-vsctl', '--timeout=60', 'list-br'], capture_output=True, text=True, timeout=120).stdout
     with socket.socket() as squatter:
         squatter.bind(('127.0.0.1', 0))
         squatter.listen()
@@ -60,7 +60,7 @@ def test_taken_port_is_refused_and_nothing_is_left(require_ovs):
         result = run_cli('run', '--ofp-port', str(port))
     assert result.returncode == 1
     assert 'OpenFlow port 127.0.0.1:%d is already in use' % port in result.stderr
-    assert subprocess.run(['ovs-vsctl', 'list-br'], capture_output=True, text=True).stdout == bridges_before
+    assert subprocess.run(['ovs-vsctl', '--timeout=60', 'list-br'], capture_output=True, text=True, timeout=120).stdout == bridges_before
 
 
 def test_a_fabric_too_large_for_the_memory_is_refused_before_anything_starts(capsys):

@@ -30,7 +30,7 @@ class DirSites:
         # cgroupfs removes a group's files with it, a plain directory needs rm -r
         script = cmd[2].replace(str(self.tmp_path / 'ROOT'), str(self.tmp_path / server))
         script = script.replace('rmdir ', 'rm -r ')
-        return subprocess.run(['sh', '-c', script], capture_output=True, text=True, check=check)
+        return subprocess.run(['sh', '-c', script], capture_output=True, text=True, check=check, timeout=120)
 
 
 def dead_pid():

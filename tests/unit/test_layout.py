@@ -8,6 +8,7 @@ the emulation runtime (scripts/emulator/) never imports an experiment
 package or the command line; and fat-tree cabling facts are asked of the
 model, never recomputed in controller/.
 """
+import ast
 import concurrent.futures
 import pathlib
 import re
@@ -118,3 +119,37 @@ def test_no_fattree_cabling_is_recomputed_in_controller():
     'agg = aggregation_name(src_pod, z)', "other = 'e%d_%d' % (pod, z)"])
 def test_the_recomputation_patterns_catch_the_old_code(line):
     assert any(p.search(line) for p in RECOMPUTED)
+
+
+def _calls_without_timeout(text):
+    """Line numbers of subprocess.run/check_output/check_call/call calls in ``text`` without ``timeout=``."""
+    return [node.lineno for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == 'subprocess'
+            and node.func.attr in ('run', 'check_output', 'check_call', 'call')
+            and not any(keyword.arg == 'timeout' for keyword in node.keywords)]
+
+
+# an argv naming ovs-vsctl or ovs-appctl with no --timeout on the same line (not a which('ovs-vsctl'))
+OVS_TOOL_WITHOUT_TIMEOUT = re.compile(r"""['"]ovs-(vsctl|appctl)['"](?!\s*\))(?![^\n]*--timeout)""")
+
+
+def test_every_subprocess_and_ovs_tool_has_a_timeout():
+    """A command that never answers (ovs-vsctl waits forever by default) must not hang a run or its teardown."""
+    hits = []
+    for package in ('scripts', 'controller', 'topologies', 'tests'):
+        for path in sorted((ROOT / package).rglob('*.py')):
+            text = path.read_text()
+            name = str(path.relative_to(ROOT))
+            hits += ['%s:%d subprocess without timeout' % (name, n) for n in _calls_without_timeout(text)]
+            if path != pathlib.Path(__file__):  # this file's own examples
+                hits += ['%s:%d %s' % (name, text.count('\n', 0, m.start()) + 1, m.group())
+                         for m in OVS_TOOL_WITHOUT_TIMEOUT.finditer(text)]
+    assert hits == []
+
+
+def test_the_timeout_rule_catches_both_kinds():
+    assert _calls_without_timeout("import subprocess\nsubprocess.run(['ip', 'link'])\n") == [2]
+    assert _calls_without_timeout("import subprocess\nsubprocess.run(['ip'], timeout=5)\n") == []
+    assert OVS_TOOL_WITHOUT_TIMEOUT.search("run('ovs-vsctl', 'list-br')")
+    assert not OVS_TOOL_WITHOUT_TIMEOUT.search("run('ovs-vsctl', '--timeout=5', 'list-br')")

@@ -23,7 +23,7 @@ def run_trace(tool, packets, weights=(1, 1), table_size=1024, seed=7, delta_ns=D
     """packets: [(time_ns, hash)] -> [(port, new_flowlet)]"""
     text = f"{table_size} {delta_ns} {seed} {' '.join(map(str, weights))}\n"
     text += "".join(f"{t} {h}\n" for t, h in packets)
-    done = subprocess.run([str(tool)], input=text, capture_output=True, text=True, check=True)
+    done = subprocess.run([str(tool)], input=text, capture_output=True, text=True, check=True, timeout=120)
     return [(int(p), n == "1") for p, n in (line.split() for line in done.stdout.splitlines())]
 
 
@@ -105,6 +105,6 @@ def test_zero_weight_port_is_never_chosen(trace_tool):
 ])
 def test_bad_configuration_is_rejected_by_name(trace_tool, header, problem):
     done = subprocess.run([str(trace_tool)], input=header + "\n0 1\n", capture_output=True,
-                          text=True)
+                          text=True, timeout=120)
     assert done.returncode == 2
     assert problem in done.stderr

@@ -54,7 +54,7 @@ def built_by_mn():
     with open(mn) as program:
         interpreter = program.readline()[2:].split()
     run = subprocess.run(interpreter + ['-c', MN_LOADER, CUSTOM_FILE] + [a for a, _ in CASES + BAD],
-                         cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO), capture_output=True, text=True)
+                         cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 

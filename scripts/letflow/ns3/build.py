@@ -52,7 +52,7 @@ def _stale(target: Path, sources) -> bool:
 
 def _compile(command, target: Path) -> None:
     print(f"building {target.name} ...", file=sys.stderr, flush=True)
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
         raise BuildError(f"compiling {target.name} failed:\n{done.stderr}")
 

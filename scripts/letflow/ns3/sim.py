@@ -107,7 +107,7 @@ def run(scenario: Scenario) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".txt", prefix="letflow-") as spec:
         spec.write(scenario.to_text())
         spec.flush()
-        done = subprocess.run([str(binary), spec.name], capture_output=True, text=True)
+        done = subprocess.run([str(binary), spec.name], capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         raise RuntimeError(f"letflow_sim failed ({done.returncode}): {done.stderr.strip()}")
     result = json.loads(done.stdout)
