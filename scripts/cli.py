@@ -226,6 +226,8 @@ EXPERIMENTS = {
                                                'daemons and container servers'),
         'rate-sweep': ('scripts.fattree.rate_sweep', 'the highest link rate the emulator carries faithfully '
                                                      '(non-blocking and two-level, every pattern)'),
+        'latency': ('scripts.fattree.latency', 'ping RTT by hop count, idle and under load: what a switch '
+                                               'traversal costs'),
         'bfd-defaults': ('scripts.fattree.bfd_defaults', 'the BFD interval each k gets (pure)'),
         'bfd-floor': ('scripts.fattree.bfd_floor', 'the lowest BFD interval without false detection'),
         'outages': ('scripts.fattree.outages', 'outages per failure class, probe streams'),
