@@ -23,6 +23,7 @@ group: its own port first, then the other usable up-ports in cyclic order,
 each bucket watching its port, so a switch repairs a dead up-link in the data
 plane before the controller hears of it (local repair first).
 """
+import functools
 import zlib
 
 from controller.openflow.rules import (
@@ -75,12 +76,26 @@ def arp_responder_rules(topo, switch):
             + [miss_drop(TABLE_ARP_POD), miss_drop(TABLE_ARP_SUBNET), miss_drop(TABLE_ARP_HOST)])
 
 
+@functools.lru_cache(maxsize=None)
+def _dotted_mask(mask):
+    return int_to_ip(mask)
+
+
 def _masked(ip, mask):
-    return (ip, int_to_ip(mask))
+    return (ip, _dotted_mask(mask))
 
 
 def content_id(content):
     """A non-zero 31-bit id derived from ``content`` (crc32 of its repr)."""
+    return _content_id(content)
+
+
+# Compiling is a pure function of immutable entries, and a fabric's switches
+# share most of them (all lower switches of one index have the same
+# second-level table): the caches below make compiling a k=48 fabric about
+# ten times faster. Their keys hold every input, the ids included.
+@functools.lru_cache(maxsize=1 << 14)
+def _content_id(content):
     return zlib.crc32(repr(content).encode()) & 0x7fffffff or 1
 
 
@@ -111,19 +126,20 @@ def prefix_match(prefix):
     return (('eth_type', ETH_TYPE_IP), ('ipv4_dst', _masked(prefix.network, left_mask(prefix.length))))
 
 
-def prefix_rules(table):
-    ids = suffix_table_ids(table)
-    rules = []
-    for p in table.prefixes:
-        match = prefix_match(p)
-        priority = PRIORITY_ROUTE_BASE + p.length
-        if p.terminating:
-            rules.append(FlowRule(TABLE_PREFIX, priority, match, (DEC_TTL, output(ofport(p.port)))))
-        else:
-            rules.append(FlowRule(TABLE_PREFIX, priority, match,
-                                  write_metadata=(ids[p.suffix_table], METADATA_MASK),
-                                  goto_table=TABLE_SUFFIX))
-    return rules
+@functools.lru_cache(maxsize=1 << 17)
+def _prefix_rule(p, table_id):
+    match = prefix_match(p)
+    priority = PRIORITY_ROUTE_BASE + p.length
+    if p.terminating:
+        return FlowRule(TABLE_PREFIX, priority, match, (DEC_TTL, output(ofport(p.port))))
+    return FlowRule(TABLE_PREFIX, priority, match, write_metadata=(table_id, METADATA_MASK),
+                    goto_table=TABLE_SUFFIX)
+
+
+def prefix_rules(table, ids=None):
+    """``ids``: suffix_table_ids(table), when already known."""
+    ids = suffix_table_ids(table) if ids is None else ids
+    return [_prefix_rule(p, None if p.terminating else ids[p.suffix_table]) for p in table.prefixes]
 
 
 def failover_buckets(port, failover):
@@ -141,43 +157,67 @@ def group_id(ports):
     return content_id(ports)
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _failover_group(gid, ports):
+    return Group(gid, 'fast_failover', tuple((ofport(p), (DEC_TTL, output(ofport(p)))) for p in ports))
+
+
 def _suffix_output(port, failover):
     ports = failover_buckets(port, failover)
     if len(ports) == 1:
         return output(ofport(port)), None
-    group = Group(group_id(ports), 'fast_failover',
-                  tuple((ofport(p), (DEC_TTL, output(ofport(p)))) for p in ports))
+    group = _failover_group(group_id(ports), ports)
     return ('group', group.group_id), group
 
 
-def suffix_rules_and_groups(table):
+@functools.lru_cache(maxsize=1 << 12)
+def _suffix_table_rules(table_id, suffixes, failover):
+    """(rules, the group of each rule or None) of one second-level table."""
+    rules, groups = [], []
+    for s in suffixes:
+        match = (('eth_type', ETH_TYPE_IP), ('metadata', (table_id, METADATA_MASK)),
+                 ('ipv4_dst', _masked(s.value, right_mask(s.length))))
+        action, group = _suffix_output(s.port, failover)
+        groups.append(group)
+        if group is not None:
+            rules.append(FlowRule(TABLE_SUFFIX, PRIORITY_ROUTE_BASE + s.length, match, (action,)))
+        else:
+            rules.append(FlowRule(TABLE_SUFFIX, PRIORITY_ROUTE_BASE + s.length, match,
+                                  (DEC_TTL, action)))
+    return tuple(rules), tuple(groups)
+
+
+def suffix_rules_and_groups(table, ids=None):
+    """``ids``: suffix_table_ids(table), when already known."""
     rules, groups = [], {}
     compiled = set()
-    for name, table_id in suffix_table_ids(table).items():
+    for name, table_id in (suffix_table_ids(table) if ids is None else ids).items():
         if table_id in compiled:
             continue  # a table alike under another name: its entries are in
         compiled.add(table_id)
-        for s in table.suffix_tables[name]:
-            match = (('eth_type', ETH_TYPE_IP), ('metadata', (table_id, METADATA_MASK)),
-                     ('ipv4_dst', _masked(s.value, right_mask(s.length))))
-            action, group = _suffix_output(s.port, table.failover.get(name, ()))
+        table_rules, table_groups = _suffix_table_rules(
+            table_id, tuple(table.suffix_tables[name]), tuple(table.failover.get(name, ())))
+        rules.extend(table_rules)
+        for group in table_groups:
             if group is not None:
                 if groups.get(group.group_id, group) != group:
                     raise ValueError('%s: group id collision %d' % (table.switch, group.group_id))
                 groups[group.group_id] = group
-                rules.append(FlowRule(TABLE_SUFFIX, PRIORITY_ROUTE_BASE + s.length, match, (action,)))
-            else:
-                rules.append(FlowRule(TABLE_SUFFIX, PRIORITY_ROUTE_BASE + s.length, match,
-                                      (DEC_TTL, action)))
     return rules, sorted(groups.values(), key=lambda g: g.group_id)
+
+
+@functools.lru_cache(maxsize=None)
+def _housekeeping():
+    return tuple(housekeeping_rules(arp_to_controller=False))
 
 
 def compile_table(table):
     """(rules, groups) of one switch's routing: housekeeping (ARP left to
     arp_responder_rules), prefixes, suffixes and the fast-failover groups the
     suffixes output through."""
-    suffixes, groups = suffix_rules_and_groups(table)
-    return housekeeping_rules(arp_to_controller=False) + prefix_rules(table) + suffixes, groups
+    ids = suffix_table_ids(table)
+    suffixes, groups = suffix_rules_and_groups(table, ids)
+    return list(_housekeeping()) + prefix_rules(table, ids) + suffixes, groups
 
 
 def rule_counts(topo, table):

@@ -9,8 +9,8 @@ is down, OFPPS_LIVE being carrier and, where enabled, BFD; a port whose BFD
 has not come up yet since start is coming up, not failed, until the
 fabric's start-up has stopped progressing for ``bfd_grace_s``).
 Port events come in bursts (start-up, a switch failure): a burst costs one
-recompute of all tables from the failure set (controller.fattree.failover)
-once it has been quiet for ``batch_ms`` (50) or at the latest
+incremental recompute from the failure set (controller.fattree.failover.
+FailureRouting) once it has been quiet for ``batch_ms`` (50) or at the latest
 ``batch_max_ms`` (1000) after its first event (controller.openflow.debounce),
 and only switches whose state changed are sent the differences; the
 switches' fast-failover groups have already repaired what they could see
@@ -27,7 +27,7 @@ from ryu.lib import hub
 
 from controller.ryuapp.fabric_app import FabricApp
 from controller.ryuapp.web import FabricViewMixin
-from controller.fattree.failover import link_key, tables_with_failures
+from controller.fattree.failover import FailureRouting, link_key
 from controller.fattree.pipeline import arp_responder_rules, compile_table
 from controller.fattree.scheme_mixin_app import SchemeMixin
 from controller.openflow.debounce import Debounce
@@ -43,7 +43,8 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
                                   max_delay_s=self.params.get('batch_max_ms', 1000) / 1000.0)
         self.failed = frozenset()
         self._judgement_armed = False  # a timer waits to judge ports still coming up
-        self.compiled = self.compile_all(tables_with_failures(self.topo, self.failed))
+        self.routing = FailureRouting(self.topo)  # the tables under self.failed, kept between bursts
+        self.compiled = self.compile_all(self.routing.tables)
         self.arp_rules = {s.name: arp_responder_rules(self.topo, s.name) for s in self.topo.switches}
         self.link_listeners = []  # callables(failed_links, tables) told of every change
         self.link_listeners.append(self.scheme_links_changed)
@@ -84,8 +85,8 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
         if failed == self.failed:
             return
         started = time.monotonic()
-        tables = tables_with_failures(self.topo, failed)
-        self.failed, self.compiled = failed, self.compile_all(tables)
+        self.compiled.update(self.compile_all(self.routing.update(failed)))  # the changed tables only
+        self.failed, tables = failed, self.routing.tables
         for listener in self.link_listeners:  # the scheme's state follows the tables
             listener(failed, tables)
         changed = [name for name in self.datapaths

@@ -11,6 +11,7 @@ non-terminating prefix.
 Ports are the paper's (0-based); see topologies.fattree for the cabling.
 """
 from dataclasses import dataclass, field
+import functools
 
 from topologies.addressing import int_to_ip, ip_to_int, left_mask, right_mask
 
@@ -59,6 +60,19 @@ class Suffix:
         return '%s/%d' % (self.value, self.length)
 
 
+# Entries are immutable values, so tables share them: a k=48 fabric's tables
+# hold 85,248 prefixes (28,849 distinct) and 55,296 suffixes (576 distinct),
+# and building and validating each anew was 40% of computing them.
+@functools.lru_cache(maxsize=1 << 17)
+def prefix_entry(network, length, port=None, suffix_table=None):
+    return Prefix(network, length, port, suffix_table)
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def suffix_entry(value, length, port):
+    return Suffix(value, length, port)
+
+
 def _longest(entries, ip):
     best = None
     for entry in entries:
@@ -81,10 +95,17 @@ class TwoLevelTable:
         if suffix_table is not None and suffix_table not in self.suffix_tables:
             raise ValueError('%s: prefix %s/%d points to missing suffix table %s'
                              % (self.switch, network, length, suffix_table))
-        self.prefixes.append(Prefix(network, length, port, suffix_table))
+        self.prefixes.append(prefix_entry(network, length, port, suffix_table))
 
     def add_suffix(self, table, value, length, port):
-        self.suffix_tables.setdefault(table, []).append(Suffix(value, length, port))
+        self.suffix_tables.setdefault(table, []).append(suffix_entry(value, length, port))
+
+    def copy(self):
+        """A table that can be changed without changing this one (the
+        entries themselves are immutable and shared)."""
+        return TwoLevelTable(self.switch, list(self.prefixes),
+                             {name: list(suffixes) for name, suffixes in self.suffix_tables.items()},
+                             dict(self.failover))
 
     def lookup(self, ip):
         """Output port for a destination, or None (no entry: dropped)."""
@@ -120,6 +141,13 @@ def _add_host_suffixes(table, up_ports, z):
     table.failover['hostid'] = tuple(up_ports)
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _network(ip, length):
+    """The network of ``ip``'s /``length`` (every upper switch of a pod asks
+    for each of its subnets)."""
+    return int_to_ip(ip_to_int(ip) & left_mask(length))
+
+
 def pod_switch_table(topo, name):
     """Algorithm 1. Upper switches: terminating /24 per subnet of the pod
     (the port to that subnet's lower switch), then /0 with host-ID suffixes.
@@ -130,7 +158,7 @@ def pod_switch_table(topo, name):
     for port in topo.down_ports(name):
         below = topo.nodes[topo.peer(name, port)[0]]
         if node.role == 'aggregation':
-            table.add_prefix(int_to_ip(ip_to_int(below.ip) & left_mask(24)), 24, port=port)
+            table.add_prefix(_network(below.ip, 24), 24, port=port)
         else:
             table.add_prefix(below.ip, 32, port=port)
     _add_host_suffixes(table, topo.up_ports(name), node.coords[1])
