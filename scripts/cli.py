@@ -7,6 +7,7 @@ experiments and print routing state.
   dcfabric controller [--k 4]   only the controller (ryu-manager style)
   dcfabric tables [--k 4]       two-level tables in the paper's notation
   dcfabric bisection [...]      bisection-bandwidth experiment (paper Table 2)
+  dcfabric workload [...]       flow-completion times under realistic workloads
   dcfabric fail link A B [--silent] | fail switch S [--silent]
   dcfabric recover link A B | recover switch S
                                 inject / undo failures on a running fabric
@@ -157,6 +158,11 @@ def cmd_bisection(args):
     run_from_args(args)
 
 
+def cmd_workload(args):
+    from scripts.fattree.workload import run_from_args
+    run_from_args(args)
+
+
 def cmd_cli(args):
     from mininet.cli import CLI
     with _fabric(args, controller=not args.external_controller, log_level='info') as fabric:
@@ -228,6 +234,7 @@ EXPERIMENTS = {
                                                      '(non-blocking and two-level, every pattern)'),
         'latency': ('scripts.fattree.latency', 'ping RTT by hop count, idle and under load: what a switch '
                                                'traversal costs'),
+        'shaped-profile': ('scripts.fattree.shaped_profile', "where ovs-vswitchd's time goes on shaped links (perf)"),
         'bfd-defaults': ('scripts.fattree.bfd_defaults', 'the BFD interval each k gets (pure)'),
         'bfd-floor': ('scripts.fattree.bfd_floor', 'the lowest BFD interval without false detection'),
         'outages': ('scripts.fattree.outages', 'outages per failure class, probe streams'),
@@ -337,6 +344,12 @@ def build_parser():
     from scripts.fattree.bisection import add_arguments
     add_arguments(p)
     p.set_defaults(func=cmd_bisection)
+
+    p = sub.add_parser('workload', help='flow-completion times under web-search / data-mining traffic, '
+                                        'every scheme')
+    from scripts.fattree.workload import add_arguments as add_workload_arguments
+    add_workload_arguments(p)
+    p.set_defaults(func=cmd_workload)
 
     p = sub.add_parser('kevin', help='Kevin de Bruijn fabric: Mininet CLI, greedy LPM tables')
     from scripts.kevin.experiments_cli import add_cli_arguments
