@@ -12,14 +12,14 @@ Port events come in bursts (start-up, a switch failure): a burst costs one
 incremental recompute from the failure set (controller.fattree.failover.
 FailureRouting) once it has been quiet for ``batch_ms`` (50) or at the latest
 ``batch_max_ms`` (1000) after its first event (controller.openflow.debounce),
-and only switches whose state changed are sent the differences; the
-switches' fast-failover groups have already repaired what they could see
-locally.
+and only switches whose state changed are sent the differences, downstream
+first (controller.openflow.staging); the switches' fast-failover groups
+have already repaired what they could see locally.
 
 The ``ready`` state section says when the fabric is ready: every switch has
 confirmed its current tables (the barrier after the last change sent to it
-answered, no OpenFlow error outstanding against them), no recompute is
-pending and no port is still waiting for its BFD session.
+answered, no OpenFlow error outstanding against them), no recompute or
+staged update is pending and no port is still waiting for its BFD session.
 """
 import time
 
@@ -93,8 +93,7 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
                    if (self.rules_for(name), self.groups_for(name)) != self.installed.get(name)]
         self.logger.info('failed links now %s; updating %s',
                          sorted('-'.join(sorted(l)) for l in failed) or 'none', ' '.join(changed) or 'nothing')
-        for name in changed:
-            self.push_switch(name)
+        self.update_switches()  # downstream first, stage by stage
         self.observe_broadcast(failed, changed, time.monotonic() - started)
 
     def link_state(self):
@@ -112,9 +111,11 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
         waiting = self.ports.waiting_for_first_live(time.time())
         unconfirmed = [s.name for s in self.topo.switches if not self.confirmations.confirmed(s.name)]
         errors = self.confirmations.outstanding_errors()
-        return {'ready': not unconfirmed and not errors and not waiting and not self.recompute.pending,
+        return {'ready': not unconfirmed and not errors and not waiting and not self.recompute.pending
+                and not self.updating,
                 'switches': len(self.topo.switches), 'programmed': len(self.topo.switches) - len(unconfirmed),
                 'unconfirmed': unconfirmed[:20], 'outstanding_errors': len(errors), 'errors': errors[:20],
                 'ports_waiting_for_bfd': len(waiting),
                 'recompute_pending': self.recompute.pending, 'recomputes': self.recompute.runs,
+                'updating': self.updating,
                 'failed_links': len(self.failed)}

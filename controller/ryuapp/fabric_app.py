@@ -11,7 +11,10 @@ from the model so that nothing is ever flooded.
 Every batch of table changes ends with a barrier, and a switch's state
 counts only once the barrier is answered with no OpenFlow error against it
 (``self.confirmations``, controller.openflow.confirmations); an error is
-logged with the message it rejects. Every port's carrier and liveness go to
+logged with the message it rejects. ``update_switches`` moves several
+switches to their computed state downstream first, stage by stage, each
+stage confirmed by its barriers before the next (controller.openflow.staging).
+Every port's carrier and liveness go to
 one tracker (``self.ports``, controller.openflow.port_states) that routing,
 the live view and the metrics all read; ``port_changed`` tells subclasses.
 """
@@ -27,6 +30,7 @@ from ryu.ofproto import ofproto_v1_3
 from controller.openflow.confirmations import Confirmations
 from controller.openflow.diff import ordered_diff
 from controller.openflow.port_states import PortStates
+from controller.openflow.staging import dependencies, stages
 from controller.ryuapp import ofp
 from controller.ryuapp.manager import fabric_params
 from topologies.model import model_port
@@ -34,6 +38,7 @@ from topologies.model import model_port
 
 class FabricApp(app_manager.RyuApp):
     OFP_VERSIONS = [ofproto_v1_3.OFP_VERSION]
+    STAGE_TIMEOUT_S = 10  # a switch that never answers its barrier holds up the next stage this long
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -45,6 +50,8 @@ class FabricApp(app_manager.RyuApp):
         self.confirmations = Confirmations(time.time)
         # a port whose BFD is not up yet is coming up, not failed, for this long after start-up stalls
         self.ports = PortStates(self.topo, grace_s=self.params.get('bfd_grace_s', 30.0))
+        self.updating = False  # a staged update is under way
+        self._update_due = False  # the computed state changed since the update planned its stages
         self.logger.info('dcfabric: %s, %d switches, %d hosts', self.topo.name,
                          len(self.topo.switches), len(self.topo.hosts))
 
@@ -103,6 +110,41 @@ class FabricApp(app_manager.RyuApp):
         ops = ordered_diff(old_rules, rules, old_groups, groups)
         self.installed[name] = (rules, groups)
         return ops, self.send_batch(name, ofp.diff_messages(datapath, ops))
+
+    def update_switches(self):
+        """Bring every connected switch whose computed state differs from
+        what it holds to that state, in stages, downstream first; a call
+        while an update runs makes it plan again before its next stage."""
+        self._update_due = True
+        if not self.updating:
+            self.updating = True
+            hub.spawn(self._update_in_stages)
+
+    def _update_in_stages(self):
+        try:
+            while self._update_due:
+                self._update_due = False
+                new = {name: (self.rules_for(name), self.groups_for(name)) for name in self.datapaths}
+                new = {name: state for name, state in new.items() if state != self.installed[name]}
+                plan = stages(dependencies(self.topo, {name: self.installed[name] for name in new}, new))
+                self.logger.info('updating in %d stages: %s', len(plan), ' | '.join(' '.join(s) for s in plan))
+                for stage in plan:
+                    if self._update_due:
+                        break  # a newer state: plan what is left again
+                    self._push_stage(stage)
+        except Exception:  # the next change must still find the updater free
+            self.logger.exception('staged update failed')
+        finally:
+            self.updating = False
+
+    def _push_stage(self, stage):
+        pushed = [(name, self.push_switch(name)) for name in stage]
+        deadline = time.monotonic() + self.STAGE_TIMEOUT_S
+        late = [name for name, sent in pushed
+                if sent is not None and not sent[1].wait(max(0.0, deadline - time.monotonic()))]
+        if late:
+            self.logger.warning('no barrier reply from %s within %d s: next stage sent anyway',
+                                ' '.join(late), self.STAGE_TIMEOUT_S)
 
     def port_changed(self, switch, port, before):
         """The tracker took a new state of ``switch``'s OpenFlow port

@@ -1,0 +1,107 @@
+"""In which order to update several switches so that no packet meets a
+switch that has not yet got the forwarding an updated switch sends it to
+(pure: no Ryu).
+
+Each switch's own diff is make-before-break (controller.openflow.diff);
+across switches the rule is downstream first: when switch X's forwarding
+toward destination d changes and its new forwarding sends d's packets to
+switch Y, whose forwarding toward d changes too, Y is updated (and has
+confirmed it) before X. Switches with no such dependency between them form
+one stage, sent together; each stage waits for the previous one's
+barriers. Dependencies that form a cycle (X waits for Y for one
+destination, Y for X for another) put the cycle's switches in one stage.
+
+Forwarding is read from the rules and groups themselves
+(controller.openflow.lookup), for every host address of the model: an
+output port leads to its peer, a group to every bucket's.
+"""
+from controller.openflow.lookup import pipeline, rules_hit
+from controller.openflow.rules import ETH_TYPE_IP
+from topologies.addressing import ip_to_int
+from topologies.model import model_port
+
+
+def _forwarding(tables, groups, destination):
+    """(the entries a packet to ``destination`` meets, the groups it may leave by, its output ports)."""
+    hit = tuple(rules_hit(tables, {'eth_type': ETH_TYPE_IP, 'ipv4_dst': destination, 'metadata': 0}))
+    actions = hit[-1].actions if hit[-1] is not None else ()
+    used = tuple(groups.get(a[1]) for a in actions if a[0] == 'group')
+    ports = [a[1] for a in actions if a[0] == 'output']
+    ports += [a[1] for group in used if group is not None for _, bucket in group.buckets
+              for a in bucket if a[0] == 'output']
+    return hit, used, ports
+
+
+def dependencies(topo, old, new):
+    """{switch: the switches that must be updated before it}, for the
+    switches of ``new`` ({switch: (rules, groups)}; ``old`` the same for
+    what they hold now)."""
+    destinations = [ip_to_int(host.ip) for host in topo.hosts]
+    changed = {}  # switch -> {destination: its new next-hop switches}, where its forwarding changes
+    for switch, (rules, groups) in new.items():
+        old_rules, old_groups = old[switch]
+        before = (pipeline(old_rules), {g.group_id: g for g in old_groups})
+        after = (pipeline(rules), {g.group_id: g for g in groups})
+        changed[switch] = {}
+        for destination in destinations:
+            was, now = _forwarding(*before, destination), _forwarding(*after, destination)
+            if was[:2] != now[:2]:
+                peers = (topo.peer(switch, model_port(port)) for port in now[2])
+                changed[switch][destination] = {peer[0] for peer in peers if peer is not None}
+    return {switch: {hop for destination, hops in by_destination.items() for hop in hops
+                     if hop != switch and destination in changed.get(hop, {})}
+            for switch, by_destination in changed.items()}
+
+
+def stages(after):
+    """Stages [[switch]] from ``after`` ({switch: switches that go before it}):
+    every switch after the stages of those it waits for; a cycle's
+    switches share a stage. Sorted within a stage, for logs and tests."""
+    components = _strongly_connected(after)
+    component_of = {switch: index for index, members in enumerate(components) for switch in members}
+    level = {}
+    for index, members in enumerate(components):  # Tarjan's order: what a component waits for comes first
+        level[index] = 1 + max((level[component_of[before]] for switch in members for before in after[switch]
+                                if component_of[before] != index), default=-1)
+    result = [[] for _ in range(1 + max(level.values(), default=-1))]
+    for switch in after:
+        result[level[component_of[switch]]].append(switch)
+    return [sorted(stage) for stage in result]
+
+
+def _strongly_connected(after):
+    """Tarjan: the components of the graph switch -> what goes before it,
+    each listed after every component it reaches."""
+    index, low, on_stack, stack, components = {}, {}, set(), [], []
+    for root in after:
+        if root in index:
+            continue
+        work = [(root, iter(after[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            successor = next(successors, None)
+            if successor is not None:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(after[successor])))
+                elif successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(component)
+    return components
