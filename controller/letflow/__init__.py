@@ -1,5 +1,6 @@
-"""LetFlow (Vanini et al., NSDI 2017): the flow-size workloads and the
-section 4.2 Markov model, as pure Python (numpy/scipy).
+"""LetFlow (Vanini et al., NSDI 2017): the section 4.2 Markov model, as pure
+Python (numpy/scipy). Its flow-size workloads are controller/workloads.py,
+shared with the emulated FCT experiment.
 
 The switch logic runs in the ns-3 packet simulator, which is LetFlow's
 experiment harness rather than a controller: scripts/letflow/ns3/ (C++

@@ -37,7 +37,7 @@ def module_names(package):
 
 # Pure logic that lives beside the experiments that use it.
 PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scripts.fattree.patterns',
-                'scripts.kevin.workload', 'scripts.kevin.emulation_stats']
+                'scripts.kevin.workload', 'scripts.kevin.emulation_stats', 'scripts.fattree.workload_report']
 PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)] + PURE_SCRIPTS
 RUNTIME = module_names('scripts/emulator')
 # What the runtime must not depend on: the experiments and the command line that use it.

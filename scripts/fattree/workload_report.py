@@ -1,0 +1,216 @@
+"""The workload experiment's pure parts: the flows of a run (sizes from a
+CDF, Poisson arrivals per host, peers by pattern), the ideal FCT each flow
+is measured against, and the summary, files and plots of finished runs.
+
+The ideal FCT of a flow is what it takes alone on an idle fabric, as the
+generator times it (scripts/emulator/flowgen.py: connect, an 8-byte
+request, the response):
+
+    2 base RTTs (the handshake; the request out and the first byte back)
+    + size / TCP goodput of the link (1,448 payload bytes per 1,514-byte frame,
+      as HTB counts them: TCP timestamps on, a 1,500-byte MTU)
+    + one frame time per switch on the path (store and forward of the last
+      frame on the links after the first)
+
+with the base RTT measured by ping on the idle fabric for the same number
+of switches.
+"""
+import csv
+import json
+import math
+import os
+
+import numpy as np
+
+from controller.workloads import check_load, host_flows
+from scripts.fattree.patterns import seeded
+
+PATTERNS = ('all-to-all', 'permutation', 'inter-pod')
+# (label, smallest size, size it stays below), bytes
+BUCKETS = (('<100KB', 0, 100e3), ('100KB-10MB', 100e3, 10e6), ('>10MB', 10e6, math.inf))
+PAYLOAD_PER_FRAME, FRAME_BYTES = 1448, 1514
+DRAIN_CAP_S = 300
+CSV_COLUMNS = ('scheme', 'seed', 'load', 'src', 'dst', 'size_bytes', 'start_s', 'fct_s', 'ideal_fct_s',
+               'slowdown')
+
+
+def goodput_bps(link_mbps):
+    return link_mbps * 1e6 * PAYLOAD_PER_FRAME / FRAME_BYTES
+
+
+def ideal_fct_s(size_bytes, link_mbps, base_rtt_s, switches):
+    frame_s = FRAME_BYTES * 8 / (link_mbps * 1e6)
+    return 2 * base_rtt_s + size_bytes * 8 / goodput_bps(link_mbps) + switches * frame_s
+
+
+def switches_between(topo, a, b):
+    """Switches a shortest fat-tree path crosses: 1 under one lower switch, 3 in one pod, 5 across pods."""
+    if topo.host_attachment(a)[0] == topo.host_attachment(b)[0]:
+        return 1
+    return 3 if topo.pod_of(a) == topo.pod_of(b) else 5
+
+
+def peer_chooser(pattern, topo, seed):
+    """f(host index, rng) -> the index of the host a new flow of ``host`` goes to."""
+    hosts = [h.name for h in topo.hosts]
+    if pattern == 'all-to-all':
+        return lambda i, rng: (i + 1 + int(rng.integers(len(hosts) - 1))) % len(hosts)
+    if pattern == 'inter-pod':
+        others = [[j for j, h in enumerate(hosts) if topo.pod_of(h) != topo.pod_of(hosts[i])]
+                  for i in range(len(hosts))]
+        return lambda i, rng: others[i][int(rng.integers(len(others[i])))]
+    if pattern == 'permutation':
+        partner = {hosts.index(s): hosts.index(d) for s, d in seeded('random', topo, seed)}
+        return lambda i, rng: partner[i]
+    raise ValueError('unknown pattern %r; patterns: %s' % (pattern, ', '.join(PATTERNS)))
+
+
+def draw_flows(topo, cdf, load, link_mbps, seconds, pattern, seed):
+    """The flows of one (load, seed): [{'id', 'start_s', 'src', 'dst', 'size'}]
+    in start order, ``src`` sending ``size`` bytes to ``dst`` (fat-tree host
+    names); every scheme runs the same ones."""
+    check_load(load)
+    rng = np.random.default_rng([seed, int(round(load * 1000))])
+    hosts = [h.name for h in topo.hosts]
+    flows = host_flows(cdf, load, link_mbps * 1e6, seconds, len(hosts), peer_chooser(pattern, topo, seed), rng)
+    return [{'id': i, 'start_s': round(f.start_s, 6), 'src': hosts[f.src_host], 'dst': hosts[f.dst_host],
+             'size': f.bytes} for i, f in enumerate(flows)]
+
+
+def default_drain_s(flows, link_mbps):
+    """Time after the last arrival for the flows to end: twice what the
+    largest flow drawn takes alone, plus 10 s, at most DRAIN_CAP_S."""
+    largest = max((f['size'] for f in flows), default=0)
+    return min(DRAIN_CAP_S, math.ceil(2 * largest * 8 / goodput_bps(link_mbps)) + 10)
+
+
+def flow_rows(scheme, seed, load, flows, results, ideal_of):
+    """flows.csv's rows of one run. ``results``: the generator's line per
+    flow id; ``ideal_of(flow)``: its ideal FCT (s). A flow that never
+    finished has no fct_s or slowdown."""
+    rows = []
+    for flow in flows:
+        result = results.get(flow['id'], {})
+        ideal = ideal_of(flow)
+        fct = result.get('fct_s')
+        start = result.get('start_s')
+        rows.append({'scheme': scheme, 'seed': seed, 'load': load, 'src': flow['src'], 'dst': flow['dst'],
+                     'size_bytes': flow['size'], 'start_s': flow['start_s'] if start is None else start,
+                     'fct_s': fct, 'ideal_fct_s': round(ideal, 6),
+                     'slowdown': None if fct is None else round(fct / ideal, 4)})
+    return rows
+
+
+def bucket_of(size):
+    return next(label for label, low, high in BUCKETS if low <= size < high)
+
+
+def _stats(values):
+    if not values:
+        return {'flows': 0, 'mean': None, 'p50': None, 'p99': None}
+    values = np.array(values, dtype=float)
+    return {'flows': len(values), 'mean': round(float(values.mean()), 3),
+            'p50': round(float(np.percentile(values, 50)), 3), 'p99': round(float(np.percentile(values, 99)), 3)}
+
+
+def summarize(rows, runs):
+    """{'schemes': {scheme: {load: {bucket or 'all': {flows, mean, p50, p99}}}}
+    of the finished flows' slowdowns (every seed together), beside each
+    run's counts and fidelity object (``runs``)."""
+    schemes = {}
+    for row in rows:
+        if row['slowdown'] is None:
+            continue
+        cell = schemes.setdefault(row['scheme'], {}).setdefault('%g' % row['load'], {})
+        for key in (bucket_of(row['size_bytes']), 'all'):
+            cell.setdefault(key, []).append(row['slowdown'])
+    return {'buckets': [label for label, _, _ in BUCKETS],
+            'schemes': {scheme: {load: {key: _stats(values) for key, values in cells.items()}
+                                 for load, cells in loads.items()} for scheme, loads in schemes.items()},
+            'runs': runs}
+
+
+def run_counts(rows):
+    """One run's flows: started, finished, and the ones that did not finish."""
+    unfinished = [r for r in rows if r['fct_s'] is None]
+    return {'flows': len(rows), 'finished': len(rows) - len(unfinished), 'unfinished': len(unfinished),
+            'unfinished_flows': [{k: r[k] for k in ('src', 'dst', 'size_bytes', 'start_s')} for r in unfinished]}
+
+
+def format_table(summary):
+    lines = ['| scheme | load | flows | slowdown mean / p50 / p99: all | %s | emulator |'
+             % ' | '.join(summary['buckets']), '|---|---|---|---|%s---|' % ('---|' * len(summary['buckets']))]
+    verdicts = {}
+    for run in summary['runs']:
+        verdicts.setdefault((run['scheme'], '%g' % run['load']), []).append(run['fidelity']['ok'])
+
+    def cell(stats):
+        return '-' if not stats or not stats['flows'] else '%.2f / %.2f / %.2f (%d)' % (
+            stats['mean'], stats['p50'], stats['p99'], stats['flows'])
+    for scheme, loads in summary['schemes'].items():
+        for load, cells in sorted(loads.items(), key=lambda item: float(item[0])):
+            ok = verdicts.get((scheme, load), [])
+            lines.append('| %s | %s | %d | %s | %s | %s |' % (
+                scheme, load, cells['all']['flows'], cell(cells['all']),
+                ' | '.join(cell(cells.get(b)) for b in summary['buckets']),
+                'faithful' if ok and all(ok) else 'LIMITED' if ok else '-'))
+    return '\n'.join(lines)
+
+
+def write_outputs(out_dir, config, rows, summary):
+    """flows.csv, summary.json and the plots in ``out_dir``."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, 'flows.csv'), 'w', newline='') as f:
+        writer = csv.DictWriter(f, CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows({k: ('' if v is None else v) for k, v in row.items()} for row in rows)
+    with open(os.path.join(out_dir, 'summary.json'), 'w') as f:
+        json.dump({'config': config, **summary}, f, indent=1)
+    plot(out_dir, config, rows, summary)
+
+
+def plot(out_dir, config, rows, summary):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    caption = 'k=%d, %s, %s, %g Mbit/s links, seeds %s' % (
+        config['k'], config['cdf'], config['pattern'], config['bw'], ' '.join(map(str, config['seeds'])))
+    fig, axes = plt.subplots(1, len(BUCKETS), figsize=(5 * len(BUCKETS), 4), squeeze=False)
+    for ax, (bucket, _, _) in zip(axes[0], BUCKETS):
+        for scheme, loads in summary['schemes'].items():
+            points = sorted((float(load), cells[bucket]) for load, cells in loads.items()
+                            if cells.get(bucket, {}).get('flows'))
+            if points:
+                line, = ax.plot([100 * x for x, _ in points], [s['mean'] for _, s in points], marker='o',
+                                label='%s mean' % scheme)
+                ax.plot([100 * x for x, _ in points], [s['p99'] for _, s in points], marker='x',
+                        linestyle='--', color=line.get_color(), label='%s p99' % scheme)
+        ax.set_title('flows %s' % bucket)
+        ax.set_xlabel('load (% of link rate)')
+        ax.set_ylabel('FCT slowdown')
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle('FCT slowdown against load: ' + caption, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, 'slowdown_vs_load.png'), dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for (scheme, load), fcts in sorted(_small_fcts(rows).items()):
+        ax.plot(np.sort(fcts) * 1000, np.arange(1, len(fcts) + 1) / len(fcts), label='%s, load %g' % (scheme, load))
+    ax.set_xscale('log')
+    ax.set_xlabel('FCT of flows < 100 KB (ms)')
+    ax.set_ylabel('CDF')
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(caption, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, 'small_flow_fct_cdf.png'), dpi=110)
+    plt.close(fig)
+
+
+def _small_fcts(rows):
+    small = {}
+    for row in rows:
+        if row['fct_s'] is not None and row['size_bytes'] < BUCKETS[0][2]:
+            small.setdefault((row['scheme'], row['load']), []).append(row['fct_s'])
+    return small

@@ -1,0 +1,36 @@
+"""The workload generator's FCT against size / rate: two hosts of the
+non-blocking reference switch (10 Mbit/s links), one flow at a time, each
+flow's measured FCT against the ideal the experiment divides by
+(scripts/fattree/workload_report.py), through the experiment's own
+runner (bisection_run.Fabrics, workload.measure)."""
+import pytest
+
+from scripts.fattree.bisection_run import Fabrics
+from scripts.fattree.workload import measure
+from topologies.fattree import FatTree
+
+pytestmark = pytest.mark.emulation
+
+BW_MBPS = 10.0
+# (start s, size bytes): one flow at a time, both directions, 10 KB to 2 MB
+SPACED = ((0.0, 10_000), (0.4, 100_000), (0.8, 1_000_000), (2.2, 10_000), (2.6, 2_000_000), (4.7, 300_000))
+
+
+def test_fct_of_lone_flows_is_size_over_rate(require_ovs):
+    topo = FatTree(4)
+    a, b = topo.hosts[0].name, topo.hosts[-1].name
+    flows = [{'id': i, 'start_s': start, 'src': (a, b)[i % 2], 'dst': (b, a)[i % 2], 'size': size}
+             for i, (start, size) in enumerate(SPACED)]
+    config = {'k': 4, 'bw': BW_MBPS, 'queue': 50, 'schemes': ['nonblocking'], 'seconds': 5.5, 'drain_s': [5]}
+    with Fabrics(config, progress=lambda message: None) as fabrics:
+        net, host_of = fabrics.use('nonblocking')
+        results, ideal_of, figures = measure(net, host_of, topo, flows, 'nonblocking', config, None)
+    assert sorted(results) == [f['id'] for f in flows], results
+    for flow in flows:
+        result, ideal = results[flow['id']], ideal_of(flow)
+        assert result.get('bytes') == flow['size'] and 'fct_s' in result, result
+        # every flow started on time, alone on the link
+        assert abs(result['start_s'] - flow['start_s']) < 0.05, result
+        # size / goodput dominates from 100 KB on; below, the RTTs and a first window
+        assert 0.85 * ideal < result['fct_s'] < 1.25 * ideal + 0.005, (flow, result, ideal)
+    assert figures['base_rtt_ms']['1'] > 0
