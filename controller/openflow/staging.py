@@ -32,25 +32,27 @@ def _forwarding(tables, groups, destination):
     return hit, used, ports
 
 
-def dependencies(topo, old, new):
-    """{switch: the switches that must be updated before it}, for the
-    switches of ``new`` ({switch: (rules, groups)}; ``old`` the same for
-    what they hold now)."""
-    destinations = [ip_to_int(host.ip) for host in topo.hosts]
-    changed = {}  # switch -> {destination: its new next-hop switches}, where its forwarding changes
-    for switch, (rules, groups) in new.items():
-        old_rules, old_groups = old[switch]
-        before = (pipeline(old_rules), {g.group_id: g for g in old_groups})
-        after = (pipeline(rules), {g.group_id: g for g in groups})
-        changed[switch] = {}
-        for destination in destinations:
-            was, now = _forwarding(*before, destination), _forwarding(*after, destination)
-            if was[:2] != now[:2]:
-                peers = (topo.peer(switch, model_port(port)) for port in now[2])
-                changed[switch][destination] = {peer[0] for peer in peers if peer is not None}
+def forwarding_changes(topo, switch, old, new):
+    """{destination: the switches ``switch``'s new forwarding sends it to},
+    for every host address whose forwarding differs between the states
+    ``old`` and ``new`` (each (rules, groups)) of the switch."""
+    before = (pipeline(old[0]), {g.group_id: g for g in old[1]})
+    after = (pipeline(new[0]), {g.group_id: g for g in new[1]})
+    changes = {}
+    for destination in (ip_to_int(host.ip) for host in topo.hosts):
+        was, now = _forwarding(*before, destination), _forwarding(*after, destination)
+        if was[:2] != now[:2]:
+            peers = (topo.peer(switch, model_port(port)) for port in now[2])
+            changes[destination] = {peer[0] for peer in peers if peer is not None}
+    return changes
+
+
+def dependencies(changes):
+    """{switch: the switches that must be updated before it}, from every
+    switch's ``forwarding_changes`` ({switch: {destination: next hops}})."""
     return {switch: {hop for destination, hops in by_destination.items() for hop in hops
-                     if hop != switch and destination in changed.get(hop, {})}
-            for switch, by_destination in changed.items()}
+                     if hop != switch and destination in changes.get(hop, {})}
+            for switch, by_destination in changes.items()}
 
 
 def stages(after):

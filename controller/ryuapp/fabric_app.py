@@ -30,7 +30,7 @@ from ryu.ofproto import ofproto_v1_3
 from controller.openflow.confirmations import Confirmations
 from controller.openflow.diff import ordered_diff
 from controller.openflow.port_states import PortStates
-from controller.openflow.staging import dependencies, stages
+from controller.openflow.staging import dependencies, forwarding_changes, stages
 from controller.ryuapp import ofp
 from controller.ryuapp.manager import fabric_params
 from topologies.model import model_port
@@ -126,7 +126,11 @@ class FabricApp(app_manager.RyuApp):
                 self._update_due = False
                 new = {name: (self.rules_for(name), self.groups_for(name)) for name in self.datapaths}
                 new = {name: state for name, state in new.items() if state != self.installed[name]}
-                plan = stages(dependencies(self.topo, {name: self.installed[name] for name in new}, new))
+                changes = {}
+                for name, state in new.items():
+                    changes[name] = forwarding_changes(self.topo, name, self.installed[name], state)
+                    hub.sleep(0)  # at k=16 a plan takes seconds: events go on between switches
+                plan = stages(dependencies(changes))
                 self.logger.info('updating in %d stages: %s', len(plan), ' | '.join(' '.join(s) for s in plan))
                 for stage in plan:
                     if self._update_due:

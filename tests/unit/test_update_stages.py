@@ -14,7 +14,7 @@ import pytest
 
 from controller.fattree.failover import expand_failures, link_key, tables_with_failures
 from controller.fattree.pipeline import compile_table
-from controller.openflow.staging import dependencies, stages
+from controller.openflow.staging import dependencies, forwarding_changes, stages
 from topologies.fattree import FatTree
 from topologies.walk import RoutingError, walk
 
@@ -54,7 +54,8 @@ def plan(old, new):
     compiled_old = {name: compile_table(table) for name, table in old.items()}
     compiled_new = {name: compile_table(table) for name, table in new.items()}
     changed = {name: state for name, state in compiled_new.items() if state != compiled_old[name]}
-    return stages(dependencies(TOPO, compiled_old, changed))
+    return stages(dependencies({name: forwarding_changes(TOPO, name, compiled_old[name], state)
+                                for name, state in changed.items()}))
 
 
 @pytest.mark.parametrize('name, old, new, down', list(transitions()), ids=lambda v: v if isinstance(v, str) else '')
