@@ -183,7 +183,6 @@ def test_rendering_imports_no_ryu_eventlet_or_mininet():
 def test_tables_reproduced_from_modules_that_import_mininet_agree_with_them():
     """scripts/docs.py cannot import these modules; its copies of their
     Markdown must not drift from the originals."""
-    pytest.importorskip('mininet')
     from scripts.cluster import measure
     from scripts.fattree import bfd_defaults, bfd_floor, outages
     result = json.loads(read('results/outages/outages.json'))

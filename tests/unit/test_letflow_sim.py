@@ -1,6 +1,5 @@
 """A small ns-3 run of the leaf-spine simulator (scripts/letflow/ns3/letflow_sim.cc)."""
 
-import importlib.util
 
 import pytest
 
@@ -8,9 +7,6 @@ from scripts.letflow.ns3 import build
 from scripts.argtypes import seeds_of
 from scripts.letflow.ns3_experiments import _save, parse_args
 from scripts.letflow.ns3.sim import Scenario, SimFlow, bottlenecks, run, summarise
-
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("ns3") is None,
-                                reason="the ns3 package is not installed")
 
 ASYMMETRIC = {(0, 0): 2.0, (1, 0): 2.0, (0, 1): 1.0, (1, 1): 1.0}
 SIZES = [30_000, 200_000, 1_000_000, 50_000, 600_000, 2_000_000]
