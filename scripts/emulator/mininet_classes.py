@@ -151,6 +151,9 @@ class FabricHost(CpuGroupMixin, Host):
     pass
 
 
+HTB_QUANTUM = 60000  # bytes
+
+
 class ShapedIntf(TCIntf):
     """A shaped interface (HTB, Mininet's class 5:1 at the link's rate) whose
     switch end gives BFD a class of its own beside the data's. Behind a
@@ -165,6 +168,11 @@ class ShapedIntf(TCIntf):
 
     def bwCmds(self, bw=None, **params):
         cmds, parent = super().bwCmds(bw=bw, **params)
+        # HTB derives a class's quantum from its rate (rate / 10) and warns above
+        # 200,000 bytes (16 Mbit/s); one data class per port borrows from no
+        # sibling, so any legal quantum does: a fixed one, without the warning
+        cmds = [cmd + ' quantum %d' % HTB_QUANTUM if 'classid 5:1 htb' in cmd and 'quantum' not in cmd else cmd
+                for cmd in cmds]
         if bw and isinstance(self.node, OVSSwitch) and not (params.get('use_hfsc') or params.get('use_tbf')):
             cmds += ['%s class add dev %s parent 5:0 classid 5:2 htb rate 64kbit burst 15k quantum 1514',
                      # after a silent failure's black hole (faults.BLACKHOLE_PREF), which takes BFD too
