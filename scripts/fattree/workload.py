@@ -28,6 +28,7 @@ import sys
 
 from controller.workloads import CdfError, cdf_of, check_load
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
+from scripts.emulator.flowgen import FlowgenError
 from scripts.fattree.bisection_run import SCHEMES
 from scripts.fattree.workload_report import (PATTERNS, default_drain_s, draw_flows, flow_rows, format_table,
                                              ideal_fct_s, run_counts, summarize, switches_between, write_outputs)
@@ -202,7 +203,7 @@ def main(argv=None):
     from scripts.emulator.errors import SetupError
     try:
         run_from_args(args)
-    except (SetupError, CdfError, ValueError, TimeoutError) as err:
+    except (SetupError, CdfError, FlowgenError, ValueError, TimeoutError) as err:
         sys.exit('workload: %s' % err)
     except KeyboardInterrupt:
         sys.exit('workload: interrupted; %s' % run_record.teardown_state())

@@ -26,11 +26,14 @@ def test_fct_of_lone_flows_is_size_over_rate(require_ovs):
         net, host_of = fabrics.use('nonblocking')
         results, ideal_of, figures = measure(net, host_of, topo, flows, 'nonblocking', config, None)
     assert sorted(results) == [f['id'] for f in flows], results
+    seen = [(flow['size'], results[flow['id']], round(ideal_of(flow), 4)) for flow in flows]
     for flow in flows:
         result, ideal = results[flow['id']], ideal_of(flow)
-        assert result.get('bytes') == flow['size'] and 'fct_s' in result, result
+        assert result.get('bytes') == flow['size'] and 'fct_s' in result, seen
         # every flow started on time, alone on the link
-        assert abs(result['start_s'] - flow['start_s']) < 0.05, result
-        # size / goodput dominates from 100 KB on; below, the RTTs and a first window
-        assert 0.85 * ideal < result['fct_s'] < 1.25 * ideal + 0.005, (flow, result, ideal)
+        assert abs(result['start_s'] - flow['start_s']) < 0.05, seen
+        # size / goodput dominates from 100 KB on; a 10 KB flow gains the few KB
+        # HTB's buckets let through at once (docs/workload.md), about a fifth of it
+        assert 0.75 * ideal < result['fct_s'] < 1.25 * ideal + 0.005, seen
     assert figures['base_rtt_ms']['1'] > 0
+    print(seen)
