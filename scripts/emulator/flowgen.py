@@ -33,6 +33,8 @@ import sys
 import threading
 import time
 
+from scripts.emulator.errors import SetupError
+
 REQUEST = struct.Struct('!Q')
 CHUNK = 64 * 1024
 _ZEROS = bytes(CHUNK)
@@ -157,7 +159,7 @@ def command(*args):
     return [sys.executable, '-m', 'scripts.emulator.flowgen'] + [str(a) for a in args]
 
 
-class FlowgenError(RuntimeError):
+class FlowgenError(SetupError):
     """A server or client of the generator did not start or said something it should not."""
 
 
