@@ -38,3 +38,9 @@ def test_unknown_options_of_a_fabric_command_are_refused(capsys):
     with pytest.raises(SystemExit):
         cli.main(['run', '--bogus'])
     assert 'unrecognized arguments: --bogus' in capsys.readouterr().err
+
+
+def test_the_readme_names_every_measurement():
+    with open(REPO + '/README.md') as readme:
+        text = readme.read()
+    assert [name for name in cli.EXPERIMENTS['measure'] if '`%s`' % name not in text] == []
