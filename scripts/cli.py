@@ -131,7 +131,6 @@ def cmd_fault(args):
 
 
 def cmd_links(args):
-    from scripts.emulator import faults
     from scripts.cluster.options import switch_sites
     from topologies.mininet_topo import interface_name
     topo = FatTree(args.k)
@@ -383,16 +382,9 @@ def main(argv=None):
         args.args = rest
     elif rest:
         parser.error('unrecognized arguments: %s' % ' '.join(rest))
-    from scripts.emulator import run_record
-    from scripts.emulator.errors import SetupError
-    from scripts.emulator.faults import FaultError
+    from scripts.emulator.command import run_command
     from topologies.model import UnknownNodeError
-    try:
-        args.func(args)
-    except (SetupError, FaultError, UnknownNodeError, ValueError, TimeoutError) as err:
-        sys.exit('dcfabric: %s' % err)
-    except KeyboardInterrupt:
-        sys.exit('dcfabric: interrupted; %s' % run_record.teardown_state())
+    run_command('dcfabric', lambda: args.func(args), (UnknownNodeError,))
 
 
 if __name__ == '__main__':

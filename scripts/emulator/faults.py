@@ -17,10 +17,8 @@ Commands run where the switch is: ``sites`` says on which server each
 switch runs and runs commands there (``LOCAL``: this machine; a fabric
 spread over servers passes its own, see scripts/cluster/sites.py).
 """
-import json
 import os
 import subprocess
-import time
 
 from topologies.mininet_topo import interface_name
 

@@ -106,7 +106,7 @@ def live_changes(rest_port):
 def window(fabric, topo, name, seconds, pairs, progress):
     """False detections and CPU over one window: ``pairs`` sending iperf3
     flows for ``seconds``, or nothing (``pairs`` empty)."""
-    from scripts.emulator import faults, traffic
+    from scripts.emulator import traffic
     from scripts.emulator.cpu_sample import CpuSample
     flaps, changes = bfd_sessions.flaps(topo), live_changes(fabric.controller.rest_port)
     sample = CpuSample().start()
@@ -142,7 +142,6 @@ def window(fabric, topo, name, seconds, pairs, progress):
 
 def measure(interval, bw, seconds, detections, seed, progress):
     from controller.fattree import APP, READY_PATH
-    from scripts.emulator import faults
     from scripts.emulator.fabric import Fabric
     from scripts.fattree.measure import silent_failure_detection
     from scripts.fattree.patterns import seeded

@@ -127,14 +127,8 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     args = parser.parse_args(argv)
-    from scripts.emulator import run_record
-    from scripts.emulator.errors import SetupError
-    try:
-        run_from_args(args)
-    except (SetupError, PatternError, ValueError) as err:
-        sys.exit('bisection: %s' % err)
-    except KeyboardInterrupt:
-        sys.exit('bisection: interrupted; %s' % run_record.teardown_state())
+    from scripts.emulator.command import run_command
+    run_command('bisection', lambda: run_from_args(args), (PatternError,))
 
 
 if __name__ == '__main__':

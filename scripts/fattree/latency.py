@@ -8,16 +8,14 @@ sends one iperf3 TCP flow of a random permutation.
 Writes OUT/latency.json and prints the table.
 """
 import argparse
-import json
-import os
 import re
 import statistics
 import sys
 import threading
 
 from controller.fattree import APP, READY_PATH
+from scripts.results import write_result
 from scripts.argtypes import fattree_k, positive
-from scripts.fattree.patterns import seeded
 from topologies.fattree import FatTree
 from topologies.nonblocking import NonBlocking, host_name
 
@@ -97,18 +95,9 @@ def main(argv=None):
     parser.add_argument('--bw', type=positive(float), help='shape every link (default: unshaped)')
     parser.add_argument('--out', default='results/emulator')
     args = parser.parse_args(argv)
-    from scripts.emulator import run_record
-    from scripts.emulator.errors import SetupError
-    try:
-        result = run(args, lambda m: print('... ' + m, file=sys.stderr, flush=True))
-    except SetupError as err:
-        sys.exit('latency: %s' % err)
-    except KeyboardInterrupt:
-        sys.exit('latency: interrupted; %s' % run_record.teardown_state())
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'latency.json'), 'w') as f:
-        json.dump(result, f, indent=1)
-    print(markdown(result))
+    from scripts.emulator.command import run_command
+    result = run_command('latency', lambda: run(args, lambda m: print('... ' + m, file=sys.stderr, flush=True)))
+    write_result(args.out, 'latency.json', result, markdown)
     return 0
 
 

@@ -66,14 +66,8 @@ def main(argv=None):
     parser.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS)
     parser.add_argument('--out', default='results/rate_sweep')
     args = parser.parse_args(argv)
-    from scripts.emulator import run_record
-    from scripts.emulator.errors import SetupError
-    try:
-        result = sweep(args, lambda m: print(m, file=sys.stderr, flush=True))
-    except (SetupError, ValueError) as err:
-        sys.exit('rate-sweep: %s' % err)
-    except KeyboardInterrupt:
-        sys.exit('rate-sweep: interrupted; %s' % run_record.teardown_state())
+    from scripts.emulator.command import run_command
+    result = run_command('rate-sweep', lambda: sweep(args, lambda m: print(m, file=sys.stderr, flush=True)))
     print(markdown(result))
     return 0
 

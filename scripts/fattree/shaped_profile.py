@@ -12,7 +12,6 @@ daemon's sendmmsg because a veth delivers to its peer in the sender's
 softirq.
 """
 import argparse
-import json
 import os
 import re
 import shutil
@@ -21,6 +20,7 @@ import sys
 import tempfile
 import threading
 
+from scripts.results import write_result
 from scripts.argtypes import positive
 
 K = 4
@@ -98,19 +98,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if shutil.which('perf') is None:
         sys.exit('shaped-profile: needs perf (apt-get install linux-perf)')
-    from scripts.emulator import run_record
-    from scripts.emulator.errors import SetupError
+    from scripts.emulator.command import run_command
     progress = lambda m: print('... ' + m, file=sys.stderr, flush=True)  # noqa: E731
-    try:
-        result = {'k': K, 'seconds': args.seconds, 'rows': [profile(bw, args.seconds, progress) for bw in args.rates]}
-    except SetupError as err:
-        sys.exit('shaped-profile: %s' % err)
-    except KeyboardInterrupt:
-        sys.exit('shaped-profile: interrupted; %s' % run_record.teardown_state())
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'shaped_profile.json'), 'w') as f:
-        json.dump(result, f, indent=1)
-    print(markdown(result))
+    result = run_command('shaped-profile', lambda: {'k': K, 'seconds': args.seconds,
+                                                    'rows': [profile(bw, args.seconds, progress) for bw in args.rates]})
+    write_result(args.out, 'shaped_profile.json', result, markdown)
     return 0
 
 

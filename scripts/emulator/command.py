@@ -1,0 +1,19 @@
+"""How every dcfabric command ends: an expected error with its message, an
+interruption with whether everything it made is gone."""
+import sys
+
+
+def run_command(name, work, errors=()):
+    """Run ``work()`` as the command ``name``. A SetupError, FaultError,
+    ValueError, TimeoutError or one of ``errors`` ends it with ``name: the
+    message`` (exit status 1); Ctrl-C with what teardown left (the fabric's
+    own handlers have torn down by then)."""
+    from scripts.emulator import run_record
+    from scripts.emulator.errors import SetupError
+    from scripts.emulator.faults import FaultError
+    try:
+        return work()
+    except (SetupError, FaultError, ValueError, TimeoutError) + tuple(errors) as err:
+        sys.exit('%s: %s' % (name, err))
+    except KeyboardInterrupt:
+        sys.exit('%s: interrupted; %s' % (name, run_record.teardown_state()))
