@@ -33,7 +33,8 @@ def test_fct_of_lone_flows_is_size_over_rate(require_ovs):
         # every flow started on time, alone on the link
         assert abs(result['start_s'] - flow['start_s']) < 0.05, seen
         # size / goodput dominates from 100 KB on; a 10 KB flow gains the few KB
-        # HTB's buckets let through at once (docs/workload.md), about a fifth of it
-        assert 0.75 * ideal < result['fct_s'] < 1.25 * ideal + 0.005, seen
+        # HTB's buckets let through at once (docs/workload.md): measured 0.77-0.83 of its ideal
+        low = 0.6 if flow['size'] < 100_000 else 0.85
+        assert low * ideal < result['fct_s'] < 1.25 * ideal + 0.005, seen
     assert figures['base_rtt_ms']['1'] > 0
     print(seen)
