@@ -110,7 +110,7 @@ class FabricMetrics:
         self.registry = CollectorRegistry()
         self.registry.register(FabricCollector(observation, connected, extras, confirmations))
         self.recompute = Histogram('dcfabric_recompute_secs',
-                                   'failure broadcast: time to recompute every table and send the changes',
+                                   'failure broadcast: time to recompute the tables (the staged update follows)',
                                    buckets=RECOMPUTE_BUCKETS, registry=self.registry)
 
     def render(self):
