@@ -107,35 +107,15 @@ def ovs_port_cost(root):
 
 @table('bfd-defaults')
 def bfd_defaults(root):
-    """As scripts.fattree.bfd_defaults.markdown (that module imports Mininet)."""
-    lines = ['| k | switch links | Open vSwitch instances | BFD sessions per instance | interval | '
-             'BFD packets/s (all instances) | detection |', '|---|---|---|---|---|---|---|']
-    for r in _load(root, 'results/fattree/bfd_defaults.json'):
-        lines.append('| %d | {:,} | %d | {:,} | %s | {:,} | %s |'.format(
-            r['switch_links'], r['sessions_per_instance'], r['bfd_packets_per_s'])
-            % (r['k'], r['ovs_instances'], '{:,} ms'.format(r['interval_ms']) if r['interval_ms'] else 'off',
-               '{:,} ms'.format(r['detection_ms']) if r['detection_ms'] else 'hard failures only'))
-    return _rows(lines)
-
-
-def bfd_floor_table(rows):
-    """As scripts.fattree.bfd_floor.markdown, without its last line."""
-    lines = ['| interval (ms) | links | BFD packets/s | window (s) | BFD flaps idle / load (OVS; controller) '
-             '| ovs-vswitchd % of a core idle / load | machine busy % idle / load | load Mbit/s (16 flows) '
-             '| silent failure detected (ms) |', '|---|---|---|---|---|---|---|---|---|']
-    for r in rows:
-        lines.append('| %d | %s | %d | %d | %d / %d; %d / %d | %.0f / %.0f | %.0f / %.0f | %s | %s |' % (
-            r['interval_ms'], r['links'], r['bfd_packets_per_s'], r['seconds'], r['idle_ovs_flaps'],
-            r['load_ovs_flaps'], r['idle_controller_live_changes'], r['load_controller_live_changes'],
-            r['idle_ovs_vswitchd_cpu_pct'], r['load_ovs_vswitchd_cpu_pct'], r['idle_cpu_busy_pct'],
-            r['load_cpu_busy_pct'], r.get('load_aggregate_mbps'), ', '.join('%.0f' % d for d in r['detection_ms'])))
-    return _rows(lines)
+    from scripts.fattree.bfd_defaults_report import markdown
+    return markdown(_load(root, 'results/fattree/bfd_defaults.json'))
 
 
 @table('bfd-floor')
 def bfd_floor(root):
     result = _load(root, 'results/fattree/bfd_floor.json')
-    return bfd_floor_table(result['rows']) + (
+    from scripts.fattree.bfd_floor_report import markdown
+    return markdown(result['rows']).split('\n\n')[0] + (
         '\n\nk=%d, detection after %d missed intervals; the script\'s criterion (no false detection idle, '
         'nor under load on shaped links, at this interval and every larger one) names %s.'
         % (result['k'], result['mult'], '%d ms' % result['lowest_holding_ms']
@@ -144,28 +124,11 @@ def bfd_floor(root):
 
 # --- fault tolerance -----------------------------------------------------------------------------
 
-def _span(values):
-    low, high = min(values), max(values)
-    return '%g' % low if low == high else '%g-%g' % (low, high)
-
-
-def outage_table(result):
-    """As the table of scripts.fattree.outages.markdown (that module imports Mininet)."""
-    lines = ['| failure | element | mode | direction | repaired by | packets lost | restored after (ms) '
-             '| lost on recovery | control stream lost |', '|---|---|---|---|---|---|---|---|---|']
-    lines += ['| %(class)s | %(element)s | %(mode)s | %(direction)s | %(repaired_by)s | %(lost)s '
-              '| %(restored_ms)s | %(lost_on_recovery)s | %(control_lost)s |' % r for r in result['outages']]
-    return _rows(lines)
-
-
 @table('outages')
 def outages(root):
     result = _load(root, 'results/outages/outages.json')
-    rows = result['outages']
-    hard = [r for r in rows if r['mode'] == 'hard']
-    local = [r['restored_ms'] for r in hard if r['repaired_by'] != 'controller']
-    central = [r['restored_ms'] for r in hard if r['repaired_by'] == 'controller']
-    silent = [r['restored_ms'] for r in rows if r['mode'] == 'silent']
+    from scripts.fattree.outages_report import markdown, summary
+    rows, figures = result['outages'], summary(result)
     reach = result['single_link_reachability']
     text = ['k=%d, BFD every %d ms (detection %d ms), %s probe packets/s each way%s.' % (
                 result['k'], result['bfd_ms'], bfd_policy.detection_ms(result['bfd_ms']),
@@ -173,7 +136,8 @@ def outages(root):
                 '; load average %.2f before the run, %.2f after it' % tuple(result['loadavg_1m'])
                 if result.get('loadavg_1m') else ''),
             'Hard failures repaired locally (%d): %s ms; hard failures only the controller repairs (%d): %s ms; '
-            'silent failures: %s ms.' % (len(local), _span(local), len(central), _span(central), _span(silent))]
+            'silent failures: %s ms.' % (figures['hard_local'], figures['hard_local_ms'], figures['hard_controller'],
+                                         figures['hard_controller_ms'], figures['silent_ms'])]
     control_lost = max(r['control_lost'] for r in rows)
     text.append('The control stream lost no packet in any scenario.' if not control_lost else
                 'The control stream lost up to %d packets in a scenario.' % control_lost)
@@ -182,7 +146,7 @@ def outages(root):
         text.append('After each of the %d single switch-link failures all %d host pairs were pinged: %s.' % (
             len(reach), max(r['pairs'] for r in reach),
             'every pair was reachable every time' if not broken else '%d failures left some pair unreachable' % broken))
-    return outage_table(result) + '\n\n' + ' '.join(text)
+    return markdown(result).split('\n\n')[0] + '\n\n' + ' '.join(text)
 
 
 @table('failure-check')
@@ -203,73 +167,16 @@ def failure_check(root):
 
 # --- cluster and emulator throughput -------------------------------------------------------------
 
-LOCAL = 'local'  # scripts.cluster.measure.LOCAL: this machine's Open vSwitch
-
-
-def _where(row):
-    text = ('this machine, %d private OVS' % row['ovs_instances'] if row.get('ovs_instances', 1) > 1
-            else 'this machine\'s OVS') if row['servers'] == LOCAL else '%d container server%s' % (
-        row['servers'], 's' if row['servers'] > 1 else '')
-    return text + ''.join(', %s' % row[c] for c in ('tunnel', 'ovs_config') if row[c])
-
-
-def _with_range(row, key, form='%.1f'):
-    text = form % row[key]
-    values = [run[key] for run in row.get('runs', []) if 'failure' not in run]
-    if len(values) > 1:
-        text += ' (%s-%s)' % (form % min(values), form % max(values))
-    return text
-
-
-def _runs_cell(row):
-    runs = len(row.get('runs', [row]))
-    failed = len(row.get('failed_runs', []))
-    return '%d' % runs + (' (%d failed: %s)' % (failed, '; '.join(row['failed_runs'])) if failed else '')
-
-
-def cluster_table(rows):
-    """As scripts.cluster.measure.markdown (that module imports Mininet)."""
-    lines = ['| k | where | runs | tunnels | build + start (s) | ready (s) | all pairs (s) | '
-             'TCP sum of the flows (Mbit/s), median (range) | CPU per ovs-vswitchd (% of a core) | '
-             'BFD false failures under the flows | failure injected (s) | BFD down seen within (s) |',
-             '|' + '---|' * 12]
-    dash = lambda v: '-' if v is None else v
-    for r in rows:
-        if 'aggregate_mbps' not in r:
-            lines.append('| %d | %s | %s |' % (r['k'], _where(r), _runs_cell(r)) + ' - |' * 9)
-            continue
-        lines.append('| %d | %s | %s | %d | %.1f | %.1f | %.1f | %s, %d flows | %s | %s | %s | %s |' % (
-            r['k'], _where(r), _runs_cell(r), r['tunnels'],
-            r['build_and_start_s'], r['ready_s'], r['all_pairs_s'], _with_range(r, 'aggregate_mbps'), r['flows'],
-            ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct']),
-            _with_range(r, 'bfd_false_failures_under_load', '%d') if 'bfd_false_failures_under_load' in r else '-',
-            dash(r['tunnel_failure_injection_s']), dash(r['bfd_down_seen_within_s'])))
-    return _rows(lines)
-
-
-def throughput_table(rows):
-    """As scripts.cluster.measure.throughput_markdown (that module imports Mininet)."""
-    lines = ['| k | ovs-vswitchd instances | Open vSwitch | flows | runs | TCP sum (Mbit/s), median (range) | '
-             'CPU per ovs-vswitchd (% of a core) |', '|' + '---|' * 7]
-    for r in (r for r in rows if 'aggregate_mbps' in r):
-        lines.append('| %d | %s | %s | %d | %s | %s | %s |' % (
-            r['k'], r.get('ovs_instances', 1) if r['servers'] == LOCAL else r['servers'],
-            (('this machine\'s private' if r.get('ovs_instances', 1) > 1 else 'this machine\'s')
-             if r['servers'] == LOCAL else 'container servers\'')
-            + (', ' + r['ovs_config'] if r['ovs_config'] else ''),
-            r['flows'], _runs_cell(r), _with_range(r, 'aggregate_mbps'),
-            ' / '.join('%.0f' % c for c in r['vswitchd_cpu_pct'])))
-    return _rows(lines)
-
-
 @table('cluster')
 def cluster(root):
-    return cluster_table(_load(root, 'results/cluster/measure.json'))
+    from scripts.cluster.measure_report import markdown
+    return markdown(_load(root, 'results/cluster/measure.json'))
 
 
 @table('emulator-throughput')
 def emulator_throughput(root):
-    return throughput_table(_load(root, 'results/cluster/measure.json'))
+    from scripts.cluster.measure_report import throughput_markdown
+    return throughput_markdown(_load(root, 'results/cluster/measure.json'))
 
 
 # --- schemes and the bisection experiment --------------------------------------------------------

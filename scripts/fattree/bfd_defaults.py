@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 
+from scripts.fattree.bfd_defaults_report import markdown
 from scripts.emulator.bfd import policy as bfd_policy
 from scripts.emulator.ovs import instances as ovs_instances
 from scripts.argtypes import fattree_k
@@ -31,17 +32,6 @@ def defaults(k):
             'interval_ms': interval,
             'bfd_packets_per_s': round(bfd_policy.bfd_packets_per_s(links, interval)) if interval else 0,
             'detection_ms': bfd_policy.detection_ms(interval) if interval else None}
-
-
-def markdown(rows):
-    lines = ['| k | switch links | Open vSwitch instances | BFD sessions per instance | interval | '
-             'BFD packets/s (all instances) | detection |', '|---|---|---|---|---|---|---|']
-    for r in rows:
-        lines.append('| %d | {:,} | %d | {:,} | %s | {:,} | %s |'.format(
-            r['switch_links'], r['sessions_per_instance'], r['bfd_packets_per_s'])
-            % (r['k'], r['ovs_instances'], '{:,} ms'.format(r['interval_ms']) if r['interval_ms'] else 'off',
-               '{:,} ms'.format(r['detection_ms']) if r['detection_ms'] else 'hard failures only'))
-    return '\n'.join(lines)
 
 
 def main(argv=None):

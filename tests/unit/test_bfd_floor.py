@@ -1,6 +1,6 @@
 """Which BFD interval the floor benchmark calls holding, and how separate
 runs' rows combine."""
-from scripts.fattree.bfd_floor import lowest_holding, merged
+from scripts.fattree.bfd_floor_report import lowest_holding, merged
 
 
 def row(interval, links='unshaped', idle=0, load=0, controller=0, mbps=None):

@@ -37,6 +37,9 @@ def module_names(package):
 
 # Pure logic that lives beside the experiments that use it.
 PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scripts.fattree.patterns',
+                'scripts.fattree.outages_report', 'scripts.fattree.bfd_floor_report',
+                'scripts.fattree.bfd_defaults_report', 'scripts.cluster.measure_report',
+                'scripts.fattree.rate_sweep_report', 'scripts.docs',
                 'scripts.kevin.workload', 'scripts.kevin.emulation_stats', 'scripts.fattree.workload_report']
 PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)] + PURE_SCRIPTS
 RUNTIME = module_names('scripts/emulator')

@@ -1,6 +1,6 @@
 """The outage script's report: the README's table and summary figures come
 from a run's outages.json, grouped by how each outage was repaired."""
-from scripts.fattree.outages import markdown, summary
+from scripts.fattree.outages_report import markdown, summary
 
 
 def outage(mode, repaired_by, restored_ms, control_lost=0):

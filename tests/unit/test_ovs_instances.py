@@ -50,7 +50,8 @@ def test_an_instance_names_its_namespace_and_points_the_tools_at_its_daemons():
 
 
 def test_k16_defaults_bring_bfd_back_within_each_daemons_sessions():
-    from scripts.fattree.bfd_defaults import defaults, markdown
+    from scripts.fattree.bfd_defaults import defaults
+    from scripts.fattree.bfd_defaults_report import markdown
     row = defaults(16)
     assert row == {'k': 16, 'switch_links': 2048, 'ovs_instances': 4, 'sessions_per_instance': 1024,
                    'interval_ms': 2050, 'bfd_packets_per_s': 1998, 'detection_ms': 6150}
