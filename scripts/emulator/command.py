@@ -1,5 +1,6 @@
 """How every dcfabric command ends: an expected error with its message, an
 interruption with whether everything it made is gone."""
+import argparse
 import sys
 
 
@@ -17,3 +18,15 @@ def run_command(name, work, errors=()):
         sys.exit('%s: %s' % (name, err))
     except KeyboardInterrupt:
         sys.exit('%s: interrupted; %s' % (name, run_record.teardown_state()))
+
+
+def command_main(prog, doc, add_arguments, run, name, errors=()):
+    """An experiment's ``main(argv)``: its options from ``add_arguments``,
+    then ``run(args)`` as the command ``name`` (``run_command``)."""
+    def main(argv=None):
+        parser = argparse.ArgumentParser(prog=prog, description=doc,
+                                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        add_arguments(parser)
+        args = parser.parse_args(argv)
+        run_command(name, lambda: run(args), errors)
+    return main

@@ -33,12 +33,12 @@ Modules: bisection_run (the networks, controllers and run order),
 bisection_measure (one run), bisection_report (summary, files, plot),
 fair_share (the two-level max-min model).
 """
-import argparse
 import datetime
 import json
 import os
 import sys
 
+from scripts.emulator.command import command_main
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
 from scripts.fattree.bisection_run import SCHEMES, run_experiment
@@ -122,13 +122,7 @@ def run_from_args(args, progress=None):
             print('results in %s' % out_dir)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog='python -m scripts.fattree.bisection', description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    from scripts.emulator.command import run_command
-    run_command('bisection', lambda: run_from_args(args), (PatternError,))
+main = command_main('dcfabric bisection', __doc__, add_arguments, run_from_args, 'bisection', (PatternError,))
 
 
 if __name__ == '__main__':

@@ -24,10 +24,10 @@ small_flow_fct_cdf.png into a time-stamped directory under --out.
 import argparse
 import datetime
 import os
-import sys
 
 from controller.workloads import CdfError, cdf_of, check_load
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
+from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
 from scripts.fattree.bisection_run import SCHEMES
 from scripts.fattree.workload_report import (PATTERNS, default_drain_s, draw_flows, flow_rows, format_table,
@@ -194,19 +194,7 @@ def run_from_args(args, progress=None):
             print('results in %s' % out_dir)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog='dcfabric workload', description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    from scripts.emulator import run_record
-    from scripts.emulator.errors import SetupError
-    try:
-        run_from_args(args)
-    except (SetupError, CdfError, FlowgenError, ValueError, TimeoutError) as err:
-        sys.exit('workload: %s' % err)
-    except KeyboardInterrupt:
-        sys.exit('workload: interrupted; %s' % run_record.teardown_state())
+main = command_main('dcfabric workload', __doc__, add_arguments, run_from_args, 'workload', (CdfError, FlowgenError))
 
 
 if __name__ == '__main__':
