@@ -23,7 +23,9 @@ bfd_floor, bfd_defaults, cluster.measure) their Markdown is reproduced
 here, and tests/unit/test_docs_render.py checks that both agree.
 """
 import argparse
+import functools
 import glob
+import importlib
 import json
 import os
 import re
@@ -56,6 +58,27 @@ def _load(root, path):
 
 def _rows(lines):
     return '\n'.join(lines)
+
+
+# Tables that are their experiment's own Markdown of one results file:
+# {name: (results file, module, its function)}; the modules are pure.
+EXPERIMENT_TABLES = {
+    'ovs-port-cost': ('results/fattree/ovs_port_cost.json', 'scripts.fattree.ovs_port_cost', 'markdown'),
+    'bfd-defaults': ('results/fattree/bfd_defaults.json', 'scripts.fattree.bfd_defaults_report', 'markdown'),
+    'cluster': ('results/cluster/measure.json', 'scripts.cluster.measure_report', 'markdown'),
+    'emulator-throughput': ('results/cluster/measure.json', 'scripts.cluster.measure_report', 'throughput_markdown'),
+    'rate-sweep': ('results/rate_sweep/rate_sweep.json', 'scripts.fattree.rate_sweep_report', 'markdown'),
+    'latency': ('results/emulator/latency.json', 'scripts.fattree.latency', 'markdown'),
+    'shaped-profile': ('results/emulator/shaped_profile.json', 'scripts.fattree.shaped_profile', 'markdown'),
+}
+
+
+def _experiment_table(path, module, function, root):
+    return getattr(importlib.import_module(module), function)(_load(root, path))
+
+
+for _name, (_path, _module, _function) in EXPERIMENT_TABLES.items():
+    TABLES[_name] = functools.partial(_experiment_table, _path, _module, _function)
 
 
 def _num(value, form='%.1f'):
@@ -126,19 +149,7 @@ def recompute_benchmark(root):
             machine['processor'], machine['implementation'], machine['python'], min(loads), max(loads)))
 
 
-@table('ovs-port-cost')
-def ovs_port_cost(root):
-    from scripts.fattree.ovs_port_cost import markdown
-    return markdown(_load(root, 'results/fattree/ovs_port_cost.json'))
-
-
 # --- BFD -----------------------------------------------------------------------------------------
-
-@table('bfd-defaults')
-def bfd_defaults(root):
-    from scripts.fattree.bfd_defaults_report import markdown
-    return markdown(_load(root, 'results/fattree/bfd_defaults.json'))
-
 
 @table('bfd-floor')
 def bfd_floor(root):
@@ -192,20 +203,6 @@ def failure_check(root):
             '{:,} ({:,}, {:,})'.format(r['sets_with_detours'], r['detour_entries'], r['max_detour_entries'])
             if r['sets_with_detours'] else '0', _num(r['seconds'])))
     return _rows(lines) + '\n\nSampled sets drawn with seed %d.' % result['seed']
-
-
-# --- cluster and emulator throughput -------------------------------------------------------------
-
-@table('cluster')
-def cluster(root):
-    from scripts.cluster.measure_report import markdown
-    return markdown(_load(root, 'results/cluster/measure.json'))
-
-
-@table('emulator-throughput')
-def emulator_throughput(root):
-    from scripts.cluster.measure_report import throughput_markdown
-    return throughput_markdown(_load(root, 'results/cluster/measure.json'))
 
 
 # --- schemes and the bisection experiment --------------------------------------------------------
