@@ -4,19 +4,22 @@ headroom measured each second while the run goes on, and a verdict.
 Mininet-HiFi's rule (Handigol et al., CoNEXT'12): a result counts only if
 the emulator kept up, which they checked by the CPU staying idle enough.
 CPU alone misleads here: ovs-vswitchd's poll loop reads busy while far
-from saturated at low rates. So the verdict asks three things:
+from saturated (two-level routing on Stride(4) at 2 Mbit/s carried 103% of
+the non-blocking reference while its daemon read 97% of a core:
+results/rate_sweep). So the verdict asks three things:
 
 * the machine had idle CPU left (median of the seconds, ``MIN_IDLE_PCT``),
-* no ovs-vswitchd was pinned at a whole core (``MAX_DAEMON_BUSY_PCT``:
-  one thread forwards all of a daemon's packets), and
+* no ovs-vswitchd dropped packets it could not read in time (its packet
+  sockets' drop counters, ``ss -0 -m``: what a saturated forwarding thread
+  loses, which no emulated queue would have), and
 * the non-blocking reference, where the run has one, carried at least
   ``MIN_REFERENCE_PCT`` of its line rate: the same hosts, links and
   daemons without the fabric's contention, so anything it misses the
   emulator lost.
 
-Queue drops and backlog, and the RTT a probe sees against the idle RTT,
-are recorded beside the verdict but do not decide it: queues that fill
-under TCP are the emulated network's own behaviour.
+The daemons' busy time, queue drops and backlog, and the RTT a probe sees
+against the idle RTT are recorded beside the verdict but do not decide it:
+queues that fill under TCP are the emulated network's own behaviour.
 """
 import json
 import os
@@ -27,7 +30,6 @@ import threading
 import time
 
 MIN_IDLE_PCT = 10.0
-MAX_DAEMON_BUSY_PCT = 95.0
 # TCP goodput over a 1,500-byte MTU tops out near 95.6% of line rate
 MIN_REFERENCE_PCT = 90.0
 INTERVAL_S = 1.0
@@ -74,6 +76,14 @@ def qdisc_totals():
     return drops, backlog
 
 
+def daemon_socket_drops():
+    """Packets every ovs-vswitchd's packet sockets in this network namespace
+    dropped so far (their receive queues were full: the daemon did not read
+    them in time)."""
+    out = subprocess.run(['ss', '-0', '-m', '-n', '-p'], capture_output=True, text=True, timeout=10).stdout
+    return sum(int(m) for m in re.findall(r'"ovs-vswitchd".*?skmem:\(.*?,d(\d+)\)', out))
+
+
 class FidelityMonitor:
     """Samples the machine each second between ``start`` and ``stop``:
     idle CPU %, each ovs-vswitchd's busy % (100 = one core), and qdisc
@@ -91,6 +101,7 @@ class FidelityMonitor:
 
     def start(self):
         self.pids = daemon_pids()
+        self.drops_before = daemon_socket_drops()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -128,7 +139,8 @@ class FidelityMonitor:
             out, _ = self._ping.communicate(timeout=10)
             rtts = [float(m) for m in re.findall(r'time=([\d.]+) ms', out)]
         settled = int(self.settle_s / INTERVAL_S)
-        return figures(self.samples[settled:], rtts[int(self.settle_s * 5):], self.idle_rtt_ms)
+        return figures(self.samples[settled:], rtts[int(self.settle_s * 5):], self.idle_rtt_ms,
+                       daemon_socket_drops() - self.drops_before)
 
 
 def idle_rtt_ms(host, dst, count=10):
@@ -138,7 +150,7 @@ def idle_rtt_ms(host, dst, count=10):
     return round(statistics.median(rtts), 3) if rtts else None
 
 
-def figures(samples, rtts=(), idle_rtt=None):
+def figures(samples, rtts=(), idle_rtt=None, socket_drops=None):
     """What a run's samples say, summarized (pure)."""
     idle = [s['idle_pct'] for s in samples]
     busiest = [max(s['daemon_busy_pct'] or [0.0]) for s in samples]
@@ -153,23 +165,24 @@ def figures(samples, rtts=(), idle_rtt=None):
         'probe_rtt_ms_median': round(statistics.median(rtts), 3) if rtts else None,
         'probe_rtt_ms_p99': round(sorted(rtts)[int(0.99 * (len(rtts) - 1))], 3) if rtts else None,
         'idle_rtt_ms': idle_rtt,
+        'daemon_socket_drops': socket_drops,
     }
 
 
 def verdict(figures_of_run, reference_pct=None):
     """The run's ``fidelity`` object: its figures, ``ok`` and, when not ok,
-    the reasons (pure). ``reference_pct``: the non-blocking reference's
+    the reasons (pure: a recorded run can be judged again). ``reference_pct``: the non-blocking reference's
     share of its line rate in the same pattern and seed (None: no
     reference ran)."""
     reasons = []
     idle = figures_of_run.get('idle_pct_median')
-    busy = figures_of_run.get('daemon_busy_pct_median')
+    drops = figures_of_run.get('daemon_socket_drops')  # None: not measured (runs recorded before it was)
     if idle is None:
         reasons.append('no second was sampled')
     elif idle < MIN_IDLE_PCT:
         reasons.append('machine idle %.1f%% < %.0f%%' % (idle, MIN_IDLE_PCT))
-    if busy is not None and busy > MAX_DAEMON_BUSY_PCT:
-        reasons.append('ovs-vswitchd busy %.1f%% > %.0f%% of a core' % (busy, MAX_DAEMON_BUSY_PCT))
+    if drops:
+        reasons.append('ovs-vswitchd dropped %d packets it did not read in time' % drops)
     if reference_pct is not None and reference_pct < MIN_REFERENCE_PCT:
         reasons.append('non-blocking reference %.1f%% < %.0f%% of line rate' % (reference_pct, MIN_REFERENCE_PCT))
     result = dict(figures_of_run, ok=not reasons, reference_pct_of_line=reference_pct)

@@ -7,6 +7,7 @@ everywhere (scripts/fattree/rate_sweep_report.py).
     dcfabric measure rate-sweep [--k 4] [--rates 2 5 10 20 50 100 200]
         [--patterns ...all ten] [--seed 37] [--duration 8] [--omit 3]
         [--out results/rate_sweep]
+    dcfabric measure rate-sweep --rejudge [--out results/rate_sweep]
 
 Writes OUT/rate_sweep.json after every rate (what was measured survives an
 interruption), each rate's bisection run under OUT/bw-RATE/, and prints
@@ -14,11 +15,13 @@ the table.
 """
 import argparse
 import datetime
+import glob
 import json
 import os
 import sys
 
 from scripts.argtypes import fattree_k, positive
+from scripts.emulator.fidelity import verdict
 from scripts.fattree.bisection import QUEUE_PACKETS
 from scripts.fattree.bisection_report import summarize, write_outputs
 from scripts.fattree.bisection_run import run_experiment
@@ -27,6 +30,7 @@ from scripts.fattree.rate_sweep_report import highest_faithful_rate, markdown, r
 from topologies.fattree import FatTree
 
 RATES = (2, 5, 10, 20, 50, 100, 200)
+VERDICT_KEYS = ('ok', 'limited_by', 'reference_pct_of_line')  # what verdict() adds to the figures
 SCHEMES = ('nonblocking', 'twolevel')
 
 
@@ -54,6 +58,29 @@ def sweep(args, progress):
     return result
 
 
+def rejudge(out):
+    """The verdicts of a finished sweep's runs again from their recorded
+    figures (scripts.emulator.fidelity.verdict is pure), after its criteria
+    changed; the files rewritten in place."""
+    with open(os.path.join(out, 'rate_sweep.json')) as f:
+        result = json.load(f)
+    result['rates'] = []
+    for bw_dir in sorted(glob.glob(os.path.join(out, 'bw-*')), key=lambda d: float(d.rsplit('-', 1)[1])):
+        with open(os.path.join(bw_dir, 'results.json')) as f:
+            saved = json.load(f)
+        config, runs = saved['config'], saved['runs']
+        for run in runs:
+            recorded = {k: v for k, v in run['fidelity'].items() if k not in VERDICT_KEYS}
+            run['fidelity'] = verdict(recorded, run['fidelity']['reference_pct_of_line'])
+        write_outputs(bw_dir, config, runs, summarize(runs, config))
+        result['rates'].append(rate_row(config['bw'], runs, config['hosts'] * config['bw']))
+    result['highest_faithful_mbps'] = highest_faithful_rate(result['rates'])
+    result['rejudged'] = datetime.datetime.now().isoformat(timespec='seconds')
+    with open(os.path.join(out, 'rate_sweep.json'), 'w') as f:
+        json.dump(result, f, indent=1)
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='dcfabric measure rate-sweep', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -65,9 +92,14 @@ def main(argv=None):
     parser.add_argument('--omit', type=int, default=3)
     parser.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS)
     parser.add_argument('--out', default='results/rate_sweep')
+    parser.add_argument('--rejudge', action='store_true',
+                        help='no runs: judge the sweep in --out again from its recorded figures')
     args = parser.parse_args(argv)
     from scripts.emulator.command import run_command
-    result = run_command('rate-sweep', lambda: sweep(args, lambda m: print(m, file=sys.stderr, flush=True)))
+    if args.rejudge:
+        result = run_command('rate-sweep', lambda: rejudge(args.out))
+    else:
+        result = run_command('rate-sweep', lambda: sweep(args, lambda m: print(m, file=sys.stderr, flush=True)))
     print(markdown(result))
     return 0
 
