@@ -13,7 +13,7 @@ the same flows (and, beside it, of n hosts x link rate). Throughout each
 measurement the CPU is sampled (machine busy %, ovs-vswitchd's share, load
 average) so that a result can show the emulator was not the bottleneck.
 
-    dcfabric bisection [--k 4] [--bw 2] [--queue 50] [--duration 15] [--omit 3]
+    dcfabric bisection [--k 4] [--bw 5] [--queue 50] [--duration 15] [--omit 3]
         [--seeds 1 2 3 | --reps 3 --seed-base 1] [--patterns random stride-1 ...]
         [--schemes nonblocking twolevel ...] [--out results/bisection]
 
@@ -46,14 +46,16 @@ from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from topologies.fattree import FatTree
 
 QUEUE_PACKETS = 50
+# dcfabric measure rate-sweep's result on this machine kind (results/rate_sweep/rate_sweep.json)
+FAITHFUL_MBPS = 5.0
 
 
 
 def add_arguments(p):
     p.add_argument('--k', type=fattree_k, default=4, help='fat-tree arity (even; default 4, as the paper)')
-    p.add_argument('--bw', type=positive(float), default=2.0,
-                   help='link rate in Mbit/s, host and switch links (default 2: the one '
-                        'userspace-datapath thread of ovs-vswitchd must not be the limit)')
+    p.add_argument('--bw', type=positive(float), default=FAITHFUL_MBPS,
+                   help='link rate in Mbit/s, host and switch links (default %g: the highest rate '
+                        'the rate sweep found faithful on every pattern, results/rate_sweep)' % FAITHFUL_MBPS)
     p.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS,
                    help='packets each shaped link may queue (default %d)' % QUEUE_PACKETS)
     p.add_argument('--duration', type=positive(int), default=15, help='measured seconds per run')
