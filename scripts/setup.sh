@@ -61,11 +61,6 @@ if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
     --system-id=random >/dev/null 2>&1 || true
   ovs-vsctl --timeout=10 show >/dev/null || { echo "setup.sh: Open vSwitch did not start" >&2; exit 1; }
 fi
-if [ "$(ovs-vsctl --timeout=10 --if-exists get Open_vSwitch . other_config:userspace-tso-enable)" != '"true"' ]; then
-  echo "== note: ovs-vswitchd was already running without userspace TSO; fabrics on it forward far" \
-       "less (scripts/emulator/ovs/vswitchd.py): stop it ('/usr/share/openvswitch/scripts/ovs-ctl stop')" \
-       "and run this script again"
-fi
 if ! grep -q libjemalloc "/proc/$(cat /run/openvswitch/ovs-vswitchd.pid)/maps"; then
   echo "== note: ovs-vswitchd was already running, with glibc's malloc; restart it as" \
        "'LD_PRELOAD=libjemalloc.so.2 /usr/share/openvswitch/scripts/ovs-ctl restart' for the" \

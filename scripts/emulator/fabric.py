@@ -20,8 +20,8 @@ from scripts.emulator.errors import SetupError
 from scripts.emulator.host_cpu_group import HostCpuGroup, group_name
 from scripts.emulator.machine_checks import check_machine
 from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, BatchedShapedLink, FabricHost,
-                                              ListeningController, SEGMENTATION_OFF, TX_CHECKSUM_OFF,
-                                              UserOVSSwitch, hosts_offloads)
+                                              ListeningController, TX_CHECKSUM_OFF, UserOVSSwitch,
+                                              hosts_offloads)
 from scripts.emulator.ovs import ovsdb, vswitchd
 from scripts.emulator.ovs.instances import (InstanceSites, OvsInstanceError, OvsInstances,
                                             placement as instance_placement, require_tools, switch_ports)
@@ -185,7 +185,6 @@ class Fabric(MininetContext):
                                 in instance_placement(switch_ports(model), ovs_instances).items()}
             self.sites = InstanceSites(self.instance_of, self.ovs.instances)
         self.bw = bw
-        self.tso = None  # whether every daemon reads offload metadata (start)
         self.bfd_ms = bfd_ms
         self.bfd_column = bfd_policy.interface_options(bfd_ms) if bfd_ms else None
         self.listen = listen
@@ -228,17 +227,11 @@ class Fabric(MininetContext):
                 raise SetupError(str(error)) from None
             if stale:
                 progress('removed %d Open vSwitch instances left by an earlier run' % stale)
-        self.tso = all(vswitchd.tso_enabled(self.sites, server) for server in self.sites.servers())
-        if not self.tso:
-            progress('warning: ovs-vswitchd was started without userspace TSO: the hosts\' TX checksum '
-                     'offload goes off and every frame costs the daemon a system call, which caps the '
-                     'fabric far below its links (restart it as scripts/setup.sh does; '
-                     'scripts/emulator/ovs/vswitchd.py)')
         link_opts, link_class = None, BatchedLink
         if self.bw:
-            # TCLink shapes each interface as it makes it, and sets the
-            # offloads: on with TSO, off without (TCP would hang).
-            link_opts, link_class = {'bw': self.bw, 'txo': self.tso, 'rxo': self.tso}, self.shaped_link
+            # TCLink shapes each interface as it makes it, and would turn
+            # offloads back on: keep them off (hosts_offloads below says why).
+            link_opts, link_class = {'bw': self.bw, 'txo': False, 'rxo': False}, self.shaped_link
         topo = ModelTopo(self.model, link_opts=link_opts)
         self.host_group = HostCpuGroup(self.host_sites)
         cpu_group = self.host_group.make()
@@ -269,12 +262,7 @@ class Fabric(MininetContext):
             if self.bfd_ms else ''))
         self.net.start()
         self.started_at = time.time()
-        if not self.tso:
-            hosts_offloads(self.net, TX_CHECKSUM_OFF)
-        elif self.bw:
-            progress('shaped links: the hosts send 1,500-byte frames (segmentation offload off), so that '
-                     'a queue of N packets holds N frames (scripts/emulator/mininet_classes.py)')
-            hosts_offloads(self.net, SEGMENTATION_OFF)
+        hosts_offloads(self.net, TX_CHECKSUM_OFF)
         # generous: ovs-vswitchd brings sessions up one poll loop at a time
         timeout = 60 + len(self.model.switches) // 2
         if self.bfd_ms:

@@ -26,17 +26,13 @@ forwarded 10,000 packets per second); with jemalloc the same permutation
 instead of 394, with 0 BFD false failures instead of 20, and the idle
 daemon took 20% of a core instead of 28%.
 
-``TSO``: every ovs-vswitchd dcfabric starts reads packets with their
-offload metadata (userspace TSO): a host's TCP stack hands the switch 64 KB
-segments with partial checksums instead of 1,500-byte frames, so a packet
-socket call, a flow lookup and a queue operation serve ~40 frames. The
-hosts' offloads stay on. Without it, TX checksum offload must be off in
-every host (TCP over veth into the userspace datapath hangs otherwise) and
-every frame costs the daemon a system call each way; perf on a shaped k=4
-fabric at 20 Mbit/s put 81% of the daemon's time in the kernel: sendmmsg
-(50%, half of it the receiving host's TCP stack, run in the daemon's
-softirq when a veth delivers) and recvmmsg (27%), HTB's dequeue 8%, its
-own userspace under 15%. The daemon reads the setting only when it starts.
+``TSO_CONFIG``: every ovs-vswitchd dcfabric starts has userspace TSO
+enabled (read only when the daemon starts), so that it reads packets with
+their offload metadata (64 KB segments, partial checksums). Fabrics keep
+the hosts' TX checksum offload off all the same (mininet_classes.py says
+why), so today no host hands it a segment; perf on a shaped k=4 fabric
+(dcfabric measure shaped-profile) puts most of the daemon's time in the
+kernel's per-frame packet-socket calls.
 
 How the daemons share the CPU with the hosts: scripts/emulator/host_cpu_group.py.
 """
@@ -55,16 +51,6 @@ APPCTL = ('ovs-appctl', '--timeout=10')
 APPCTL_AFTER_TEARDOWN = ('ovs-appctl', '--timeout=120')
 JEMALLOC = 'libjemalloc.so.2'  # Debian's libjemalloc2, as LD_PRELOAD finds it
 TSO_CONFIG = ('userspace-tso-enable', 'true')  # Open_vSwitch other_config, read at the daemon's start
-
-
-def tso_enabled(sites, server=None):
-    """Whether ``server``'s ovs-vswitchd was configured for userspace TSO
-    (the key is read only at start, and dcfabric sets it only before
-    starting a daemon: scripts/setup.sh, private daemons, container servers)."""
-    key, value = TSO_CONFIG
-    out = sites.run(server, 'ovs-vsctl', '--timeout=10', '--if-exists', 'get', 'Open_vSwitch', '.',
-                    'other_config:%s' % key, check=False).stdout
-    return out.strip().strip('"') == value
 
 
 def daemon_pid_path():
