@@ -166,7 +166,8 @@ def test_every_local_link_and_anchor_resolves():
 
 
 def test_no_issue_numbers_in_the_readme_or_docs():
-    assert ISSUE_WORDING.search('as issue 5, item 5 asks') and ISSUE_WORDING.search('Issue #17.2')
+    word = 'issue'  # the examples are built, so that this file holds no such wording itself
+    assert ISSUE_WORDING.search('as %s 5, item 5 asks' % word) and ISSUE_WORDING.search('%s #17.2' % word.title())
     found = ['%s: %s' % (page, line.strip()) for page in docs.pages(ROOT)
              for line in read(page).split('\n') if ISSUE_WORDING.search(line)]
     assert found == []
