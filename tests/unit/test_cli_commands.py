@@ -29,9 +29,10 @@ def test_an_experiments_options_reach_its_own_command_line(tmp_path):
     assert '| 4 |' in done.stdout and list(tmp_path.iterdir())
 
 
-def test_an_unknown_experiment_is_named():
-    with pytest.raises(SystemExit):
+def test_an_unknown_experiment_is_named(capsys):
+    with pytest.raises(SystemExit) as ended:
         cli.main(['measure', 'no-such-benchmark'])
+    assert ended.value.code == 2 and "invalid choice: 'no-such-benchmark'" in capsys.readouterr().err
 
 
 def test_unknown_options_of_a_fabric_command_are_refused(capsys):
