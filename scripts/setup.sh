@@ -51,12 +51,13 @@ fi
 $PY -m scripts.letflow.ns3.build
 
 # Open vSwitch in userspace mode: ovs-ctl skips the missing kernel module.
-# Userspace TSO is read only when ovs-vswitchd starts: set before it starts
-# (scripts/emulator/ovs/vswitchd.py says why).
+# Userspace TSO is read only when ovs-vswitchd starts: turned off before it
+# starts, also where an earlier set-up turned it on (scripts/emulator/ovs/vswitchd.py
+# says why).
 if ! ovs-vsctl --timeout=5 show >/dev/null 2>&1; then
-  echo "== ovs: starting ovsdb-server and ovs-vswitchd (with jemalloc and userspace TSO)"
+  echo "== ovs: starting ovsdb-server and ovs-vswitchd (with jemalloc, without userspace TSO)"
   /usr/share/openvswitch/scripts/ovs-ctl start --no-ovs-vswitchd --system-id=random >/dev/null 2>&1 || true
-  ovs-vsctl --timeout=10 --no-wait set Open_vSwitch . other_config:userspace-tso-enable=true
+  ovs-vsctl --timeout=10 --no-wait set Open_vSwitch . other_config:userspace-tso-enable=false
   LD_PRELOAD=libjemalloc.so.2 /usr/share/openvswitch/scripts/ovs-ctl start --no-ovsdb-server \
     --system-id=random >/dev/null 2>&1 || true
   ovs-vsctl --timeout=10 show >/dev/null || { echo "setup.sh: Open vSwitch did not start" >&2; exit 1; }

@@ -293,12 +293,11 @@ class BatchedMininet(Mininet):
 
 
 # The hosts' TX checksum offload is off on every fabric. TCP over veth into
-# a daemon that does not read offload metadata (no userspace TSO, or bmv2)
-# hangs with it on. With userspace TSO (every daemon dcfabric starts) TCP
-# works and one unshaped k=4 flow doubled, but a k=8 fabric with BFD then lost
-# pings to a few hosts right after "ready" (test_fattree_k8, reproduced;
-# cause not found), and on shaped links 64 KB segments in the queues cut a
-# collision-free Stride(4) flow at 2 Mbit/s to 57% of line rate.
+# a daemon that does not read offload metadata (no userspace TSO, as every
+# daemon dcfabric starts, or bmv2) hangs with it on. With userspace TSO one
+# unshaped k=4 flow doubled, but the daemon's first-packet path slowed down
+# (scripts/emulator/ovs/vswitchd.py), and on shaped links 64 KB segments in
+# the queues cut a collision-free Stride(4) flow at 2 Mbit/s to 57% of line rate.
 TX_CHECKSUM_OFF = 'tx off'
 
 

@@ -26,13 +26,17 @@ forwarded 10,000 packets per second); with jemalloc the same permutation
 instead of 394, with 0 BFD false failures instead of 20, and the idle
 daemon took 20% of a core instead of 28%.
 
-``TSO_CONFIG``: every ovs-vswitchd dcfabric starts has userspace TSO
-enabled (read only when the daemon starts), so that it reads packets with
-their offload metadata (64 KB segments, partial checksums). Fabrics keep
-the hosts' TX checksum offload off all the same (mininet_classes.py says
-why), so today no host hands it a segment; perf on a shaped k=4 fabric
-(dcfabric measure shaped-profile) puts most of the daemon's time in the
-kernel's per-frame packet-socket calls.
+``TSO_CONFIG``: no ovs-vswitchd dcfabric starts has userspace TSO (read
+only when the daemon starts; setup.sh removes the setting before it starts
+the machine's). With it, the daemon reads every packet into a buffer large
+enough for a 64 KB segment, and a freshly started daemon's first-packet
+path slowed down: on a bare Debian 12 container (tools/fresh_container.sh),
+a k=8 fabric with BFD lost 2,095 of 16,256 pairs' pings (three tries each)
+in its first all-pairs round right after "ready", which took 16.9 s; with
+TSO off, 0 lost in 5.5 s, on the same machine. Fabrics keep the hosts' TX
+checksum offload off (mininet_classes.py), so no host would hand the daemon
+a segment anyway. A cluster measurement can still ask for it per server
+(``--ovs-config userspace-tso-enable=true``).
 
 How the daemons share the CPU with the hosts: scripts/emulator/host_cpu_group.py.
 """
@@ -50,7 +54,7 @@ APPCTL = ('ovs-appctl', '--timeout=10')
 # 10 s, and a 10 s ovs-appctl timed out once in a full suite)
 APPCTL_AFTER_TEARDOWN = ('ovs-appctl', '--timeout=120')
 JEMALLOC = 'libjemalloc.so.2'  # Debian's libjemalloc2, as LD_PRELOAD finds it
-TSO_CONFIG = ('userspace-tso-enable', 'true')  # Open_vSwitch other_config, read at the daemon's start
+TSO_CONFIG = ('userspace-tso-enable', 'false')  # Open_vSwitch other_config, read at the daemon's start
 
 
 def daemon_pid_path():
