@@ -19,6 +19,12 @@ start-up elsewhere does not revive it). A port that has been live once is
 failed as soon as it is not live (carrier down or BFD down). A port never
 reported at all (its switch has not connected) is up.
 
+A controller started into a fabric that was already running hears of
+every port for the first time too, but its ports are not starting: a port
+that had been in its switch for ``grace_s`` or more when the switch
+connected (``port_age``, from the port statistics' duration) is past
+start-up, and not live means failed at once instead of after the grace.
+
 Ports are the model's port numbers (topologies.model.model_port).
 """
 from controller.fattree.failover import link_key
@@ -37,6 +43,7 @@ class PortStates:
         self.grace_s = grace_s
         self.ports = {}  # (switch, model port) -> {'carrier', 'live', 'was_live', 'had_carrier', 'since', 'gave_up'}
         self.progress_at = None  # the latest start-up progress: a port first heard of, or live for the first time
+        self.established = set()  # (switch, port) in its switch for grace_s or more when the switch connected
 
     def update(self, switch, port, carrier, live, now):
         """Record one port's state. True when the port is first heard of or
@@ -55,6 +62,16 @@ class PortStates:
             'gave_up': known is not None and known['gave_up']}
         return True
 
+    def port_age(self, switch, port, age_s):
+        """Record how long a port had been in its switch when the switch
+        connected. True when that makes a port not live failed now (the
+        routing must hear of it)."""
+        if age_s < self.grace_s or (switch, port) in self.established:
+            return False
+        self.established.add((switch, port))
+        state = self.ports.get((switch, port))
+        return state is not None and not state['live'] and not state['was_live']
+
     def condition(self, switch, port, now):
         """'up' (live), 'unknown' (never reported), 'coming_up' (not live
         once yet, not judged), or failed: 'bfd_down' (carrier up) or 'carrier_down'."""
@@ -63,7 +80,7 @@ class PortStates:
             return 'unknown'
         if state['live']:
             return 'up'
-        if not state['was_live'] and self._coming_up(state, now):
+        if not state['was_live'] and (switch, port) not in self.established and self._coming_up(state, now):
             return 'coming_up'
         return 'bfd_down' if state['carrier'] else 'carrier_down'
 
@@ -91,7 +108,8 @@ class PortStates:
     def waiting_for_first_live(self, now):
         """Switch-link ports still coming up: not live once yet (carrier or BFD), not judged yet."""
         return sorted(key for key, s in self.ports.items()
-                      if not s['was_live'] and self._is_switch_link_port(*key) and self._coming_up(s, now))
+                      if not s['was_live'] and key not in self.established and self._is_switch_link_port(*key)
+                      and self._coming_up(s, now))
 
     def _is_switch_link_port(self, switch, port):
         peer = self.topo.peer(switch, port)

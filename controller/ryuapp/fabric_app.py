@@ -47,6 +47,7 @@ class FabricApp(app_manager.RyuApp):
         self.datapaths = {}  # switch name -> connected datapath
         self.installed = {}  # switch name -> (rules, groups) last sent to it
         self._barriers = {}  # (switch name, xid) -> hub.Event set by that barrier's reply
+        self._port_age_requests = {}  # switch name -> xid of the port statistics asked for when it connected
         self.confirmations = Confirmations(time.time)
         # a port whose BFD is not up yet is coming up, not failed, for this long after start-up stalls
         self.ports = PortStates(self.topo, grace_s=self.params.get('bfd_grace_s', 30.0))
@@ -87,13 +88,18 @@ class FabricApp(app_manager.RyuApp):
         return confirmed
 
     def install_switch(self, datapath, name):
-        """Replace everything on the switch with its computed state, and ask for its ports."""
+        """Replace everything on the switch with its computed state, and
+        ask for its ports and how long each has been there."""
         rules, groups = self.rules_for(name), self.groups_for(name)
         self.installed[name] = (rules, groups)
         self.send_batch(name, [(ofp.delete_all_flows(datapath), 'delete every flow'),
                                (ofp.delete_all_groups(datapath), 'delete every group')]
                         + ofp.diff_messages(datapath, ordered_diff((), rules, (), groups)), whole_state=True)
         datapath.send_msg(ofp.port_desc_request(datapath))
+        ages = ofp.port_stats_request(datapath)
+        datapath.set_xid(ages)
+        self._port_age_requests[name] = ages.xid
+        datapath.send_msg(ages)
         self.logger.info('installed %d rules on %s (dpid %#x)', len(rules), name, datapath.id)
 
     def push_switch(self, name):
@@ -218,6 +224,22 @@ class FabricApp(app_manager.RyuApp):
     def _port_desc(self, ev):
         for desc in ev.msg.body:
             self._port_reported(ev.msg.datapath, desc)
+
+    @set_ev_cls(ofp_event.EventOFPPortStatsReply, MAIN_DISPATCHER)
+    def _port_ages(self, ev):
+        """How long each port had been in its switch when it connected
+        (the one reply install_switch asked for; the live view's polls are
+        not start-up news)."""
+        name = self._switch_of(ev.msg.datapath)
+        if name is None or self._port_age_requests.get(name) != ev.msg.xid:
+            return
+        if not ev.msg.flags & ev.msg.datapath.ofproto.OFPMPF_REPLY_MORE:
+            del self._port_age_requests[name]
+        for stat in ev.msg.body:
+            if ofp.is_switch_port(stat.port_no):
+                port = model_port(stat.port_no)
+                if self.ports.port_age(name, port, stat.duration_sec + stat.duration_nsec / 1e9):
+                    self.port_changed(name, stat.port_no, self.ports.state(name, port))
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
     def _packet_in(self, ev):

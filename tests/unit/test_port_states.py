@@ -123,3 +123,29 @@ def test_link_conditions_agree_with_the_failed_links_at_every_stage():
     stages.append(ports.link_condition(link, 33.0))
     assert stages == ['up', 'coming_up', 'bfd_down', 'up', 'carrier_down']
     assert ports.failed_links(33.0) == {link_key('a0_2', 'c1_1')}
+
+
+def test_a_controller_started_into_a_running_fabric_fails_old_ports_that_are_not_live_at_once():
+    topo, ports = k4()
+    silent, hard, fine = (topo.port_to('a0_2', 'c1_1'), topo.port_to('a0_2', 'e0_0'),
+                          topo.port_to('a0_2', 'c1_2'))
+    ports.update('a0_2', silent, True, False, now=500.0)   # BFD down, carrier up
+    ports.update('a0_2', hard, False, False, now=500.0)    # carrier down
+    ports.update('a0_2', fine, True, True, now=500.0)
+    assert ports.failed_links(500.0) == frozenset()  # first heard of: coming up, as at a start
+    # the switch says how long each port had been there: far longer than any start-up
+    assert [ports.port_age('a0_2', port, 400.0) for port in (silent, hard, fine)] == [True, True, False]
+    assert ports.port_age('a0_2', silent, 400.0) is False  # no news the second time
+    assert ports.failed_links(500.0) == {link_key('a0_2', 'c1_1'), link_key('a0_2', 'e0_0')}
+    assert ports.waiting_for_first_live(500.0) == []
+    ports.update('a0_2', silent, True, True, now=501.0)  # repaired: up as usual
+    assert ports.failed_links(501.0) == {link_key('a0_2', 'e0_0')}
+
+
+def test_a_young_port_is_still_coming_up_whatever_its_age_says():
+    topo, ports = k4()
+    port = topo.port_to('a0_2', 'c1_1')
+    ports.update('a0_2', port, True, False, now=100.0)
+    assert ports.port_age('a0_2', port, 29.9) is False  # younger than the grace: start-up
+    assert ports.failed_links(100.0) == frozenset()
+    assert ports.waiting_for_first_live(100.0) == [('a0_2', port)]
