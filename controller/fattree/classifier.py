@@ -13,8 +13,8 @@ smaller than D; repeat a bounded number of times.
 
 Never below two-level routing. The classifier refines the
 two-level tables, so it must not do worse than them. Its controller sees the
-whole fabric, so every rebalancing round models it: the flows above the
-tolerance (or not yet measured), on the paths their per-flow entries and the
+whole fabric, so every rebalancing round models it: the data streams above
+the tolerance (or not yet measured), on the paths their per-flow entries and the
 two-level tables give them, shared max-min fairly (controller.fattree.
 fair_share). A round first moves flows back to their two-level ports, in flow
 order, until the model is at least what the same flows get on their two-level
@@ -26,6 +26,23 @@ two-level routing's.
 
 Rates are in bit/s; they come from the switches' per-flow byte counters
 through ``RateMeter``.
+
+Data streams only. A TCP connection is two flows here: its data and, the
+other way, the receiver's ACKs, a few percent of the data's bytes. Moving
+an ACK stream gains nothing, and modelling it as a long flow makes moving
+the data flows beside it look like a gain. Pairing the two halves is out of
+reach: an entry matches the destination port only, so the data's source
+port (the ACKs' destination port) is never seen, and comparing the rates of
+two host-pair directions read at different switches and moments is not
+exact enough (ACK streams, a few percent of link rate at most, were read
+above the 10%-of-link tolerance in the bisection runs). One entry's own
+counters, read together, do tell: a pure ACK carries no payload, so its
+frame is at most ``ACK_FRAME_BYTES``, while data travels in segments of up
+to the MTU. A TCP flow whose frames average no more (``ack_streams``) is an
+ACK stream: rebalancing never moves it (a failure still moves it off a dead
+port), and it counts in no port load and not in the model. Before its first
+reading nothing tells which half of a connection a TCP flow is, so one
+whose opposite direction is tracked is not modelled until measured.
 
 Failures (section 3.8): a per-flow entry names its output port and so
 overrides the two-level tables and their failure broadcast. Each switch
@@ -43,7 +60,11 @@ from controller.fattree.failover import ALL, avoided_for
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
 
-PROTOCOLS = {6: 'tcp', 17: 'udp'}
+TCP = 6
+PROTOCOLS = {TCP: 'tcp', 17: 'udp'}
+# The largest frame of a TCP segment without payload: Ethernet, IPv4 and a
+# TCP header full of options (timestamps, SACK blocks).
+ACK_FRAME_BYTES = 14 + 20 + 60
 
 
 @dataclass(frozen=True, order=True)
@@ -88,6 +109,16 @@ class RateMeter:
         return rates
 
 
+def ack_streams(counters):
+    """The ACK streams among one switch's per-flow counters
+    {flow: (bytes, packets, entry age in s)}: the TCP flows whose frames
+    average at most ``ACK_FRAME_BYTES`` (module docstring). A data flow's
+    few header-only packets (handshake, ACKs of its reverse traffic) weigh
+    little against its segments once it sends."""
+    return frozenset(flow for flow, (count, packets, _) in counters.items()
+                     if flow.proto == TCP and packets and count <= ACK_FRAME_BYTES * packets)
+
+
 @dataclass(frozen=True)
 class Move:
     """A flow reassigned from one upward port of ``switch`` to another
@@ -107,7 +138,8 @@ def accept_any(move):
 class PortBalancer:
     """One pod switch's flow -> upward port assignment and per-flow rates.
     ``tolerance`` (bit/s): the load difference left alone, and the rate up to
-    which a flow (an ACK stream, noise) is never moved."""
+    which a flow (mice, noise) is never moved. ACK streams (``acks``, from
+    the counters) are never rebalanced and count in no load."""
 
     def __init__(self, switch, ports, tolerance=0.0):
         if not ports:
@@ -119,6 +151,7 @@ class PortBalancer:
         self.home = {}  # flow -> its two-level port
         self.rate = {}  # flow -> bit/s (0 until measured)
         self.unmeasured = set()  # assigned since the last measurement
+        self.acks = set()  # flows the last measurement found to be ACK streams
         self.avoid = {}  # the failure broadcast's tags: {(network, length): ports}
 
     def allowed(self, flow):
@@ -129,10 +162,14 @@ class PortBalancer:
     def live_ports(self):
         return [p for p in self.ports if p not in self.avoid.get(ALL, ())]
 
+    def data_streams(self):
+        """{flow: port} of the flows not known to be ACK streams."""
+        return {f: p for f, p in self.port_of.items() if f not in self.acks}
+
     def loads(self):
-        """{port: aggregate bit/s of its flows} for every upward port."""
+        """{port: aggregate bit/s of its data streams} for every upward port."""
         loads = dict.fromkeys(self.ports, 0.0)
-        for flow, port in self.port_of.items():
+        for flow, port in self.data_streams().items():
             loads[port] += self.rate.get(flow, 0.0)
         return loads
 
@@ -148,7 +185,7 @@ class PortBalancer:
         if home in allowed and loads[home] - min(loads[p] for p in allowed) <= self.tolerance:
             return home
         counts = dict.fromkeys(self.ports, 0)
-        for placed in self.port_of.values():
+        for placed in self.data_streams().values():
             counts[placed] += 1
         return min(allowed, key=lambda p: (loads[p], counts[p], p))
 
@@ -182,18 +219,22 @@ class PortBalancer:
             if port not in self.allowed(flow):
                 rate, home = self._forget(flow)
                 new_port = self.assign(flow, home)
-                if new_port is not None:
+                if new_port is None:
+                    self.acks.discard(flow)
+                else:
                     self.rate[flow] = rate
                 moves.append(Move(self.switch, flow, port, new_port))
         return moves
 
-    def update(self, rates):
-        """New measurements {flow: bit/s} of the flows on the switch; a
-        flow absent from them has expired and is dropped -- unless it was
-        assigned since the last measurement, which its entry may have missed."""
+    def update(self, rates, acks=frozenset()):
+        """New measurements {flow: bit/s} of the flows on the switch, and
+        which of them are ACK streams; a flow absent from them has expired
+        and is dropped -- unless it was assigned since the last measurement,
+        which its entry may have missed."""
         self.port_of = {f: p for f, p in self.port_of.items() if f in rates or f in self.unmeasured}
         self.home = {f: self.home[f] for f in self.port_of}
         self.rate = {f: float(rates.get(f, 0.0)) for f in self.port_of}
+        self.acks = {f for f in acks if f in self.port_of}
         self.unmeasured = set()
 
     def send_home(self, flow):
@@ -210,7 +251,8 @@ class PortBalancer:
         - load(pmin); move the largest flow on pmax with rate < D to pmin.
         Moving a flow of rate r < D strictly lowers the max-min spread, so the
         loop never undoes itself. Flows at or below the tolerance are never
-        moved, and the loop stops when D <= tolerance or no flow fits.
+        moved, nor are ACK streams, and the loop stops when D <= tolerance or
+        no flow fits.
         ``accept(move)``, asked with the flow already moved, may refuse the
         move: the next largest flow is tried instead."""
         moves = []
@@ -222,7 +264,7 @@ class PortBalancer:
             spread = loads[pmax] - loads[pmin]
             if spread <= self.tolerance:
                 break
-            candidates = sorted((f for f, p in self.port_of.items()
+            candidates = sorted((f for f, p in self.data_streams().items()
                                  if p == pmax and self.tolerance < self.rate[f] < spread
                                  and pmin in self.allowed(f)),
                                 key=lambda f: (self.rate[f], f), reverse=True)
@@ -239,7 +281,8 @@ class PortBalancer:
 
     def state(self):
         return {'ports': {str(p): load for p, load in self.loads().items()},
-                'flows': [{'flow': str(f), 'port': p, 'two_level_port': self.home[f], 'rate_bps': self.rate[f]}
+                'flows': [{'flow': str(f), 'port': p, 'two_level_port': self.home[f], 'rate_bps': self.rate[f],
+                           'ack_stream': f in self.acks}
                           for f, p in sorted(self.port_of.items())]}
 
 
@@ -278,8 +321,8 @@ class FlowClassifier:
         self.hosts(flow)
         return balancer.assign(flow, self.tables[switch].lookup(flow.dst))
 
-    def update(self, switch, rates):
-        self.balancer(switch).update(rates)
+    def update(self, switch, rates, acks=frozenset()):
+        self.balancer(switch).update(rates, acks)
 
     def set_failures(self, avoid):
         """The failure broadcast's tags for every switch (controller.fattree.failover.
@@ -290,10 +333,18 @@ class FlowClassifier:
         return moves
 
     def modelled_flows(self):
-        """The flows the model shares links among: those not yet measured
-        or above the tolerance somewhere (not ACK streams)."""
-        return sorted({f for b in self.switches.values() for f in b.port_of
-                       if f in b.unmeasured or b.rate[f] > b.tolerance})
+        """The flows the model shares links among, the data streams: those
+        measured above the tolerance somewhere and not yet measured ones,
+        less every flow a switch found to be an ACK stream and every TCP
+        flow not yet measured whose opposite direction is tracked (either
+        half of that connection may be the ACKs)."""
+        balancers = self.switches.values()
+        acks = set().union(*(b.acks for b in balancers))
+        opposite_tracked = {(f.dst, f.src) for b in balancers for f in b.port_of if f.proto == TCP}
+        modelled = {f for b in balancers for f in b.port_of
+                    if b.rate[f] > b.tolerance
+                    or (f in b.unmeasured and not (f.proto == TCP and (f.src, f.dst) in opposite_tracked))}
+        return sorted(modelled - acks)
 
     def path(self, flow, two_level=False):
         """The directed links ``flow`` crosses: its per-flow entries; at an

@@ -2,7 +2,9 @@
 no Mininet; time comes from an injected clock.
 
 Edge switches start every flow on its default (two-level) path, measure it,
-and report the flows whose rate is past a threshold (``large_flows``). The
+and report the data streams whose rate is past a threshold
+(``reported_flows``): an ACK stream (controller.fattree.classifier.
+ack_streams) is never reported, so it never holds a reservation. The
 scheduler keeps a boolean reserved/free state for every directed switch-to-
 switch link (links are full duplex: a flow reserves the direction it uses),
 and for a newly reported flow searches linearly:
@@ -73,13 +75,15 @@ def large_flows(rates, threshold):
     return sorted(flow for flow, rate in rates.items() if rate > threshold)
 
 
-def reported_flows(rates, threshold, placed):
-    """What an edge switch reports each period: its large flows, and the
-    placed flows still sending at any rate -- a TCP flow backing off after
-    a loss stays the same elephant, and dropping its reservation would let
-    another flow onto its path and move it again when it recovers."""
-    return sorted(set(large_flows(rates, threshold))
-                  | {flow for flow, rate in rates.items() if rate > 0 and flow in placed})
+def reported_flows(rates, threshold, placed, acks=frozenset()):
+    """What an edge switch reports each period: its large data streams, and
+    the placed ones still sending at any rate -- a TCP flow backing off
+    after a loss stays the same elephant, and dropping its reservation would
+    let another flow onto its path and move it again when it recovers. The
+    ACK streams ``acks`` are never reported, whatever their measured rate."""
+    data = {flow: rate for flow, rate in rates.items() if flow not in acks}
+    return sorted(set(large_flows(data, threshold))
+                  | {flow for flow, rate in data.items() if rate > 0 and flow in placed})
 
 
 # Search nodes one rearrangement may visit over all its budgets: bounds the

@@ -133,7 +133,7 @@ class SchemeMixin:
         for stat in ev.msg.body:
             if stat.cookie == COOKIE_FLOW:
                 gathered[flow_of_match(stat.match)] = (
-                    stat.byte_count, stat.duration_sec + stat.duration_nsec / 1e9)
+                    stat.byte_count, stat.packet_count, stat.duration_sec + stat.duration_nsec / 1e9)
         if not ofp.more_replies_follow(ev.msg):
             self.apply_entry_changes(
                 self.scheme.counters(switch, self._flow_replies.pop(switch), time.monotonic()))

@@ -9,7 +9,7 @@ controller.fattree.scheduler; the entries in controller.fattree.scheme_table0_ru
 """
 from dataclasses import dataclass
 
-from controller.fattree.classifier import FlowClassifier, RateMeter
+from controller.fattree.classifier import FlowClassifier, RateMeter, ack_streams
 from controller.fattree.failover import avoidance, tables_with_failures
 from controller.fattree.scheduler import FlowScheduler, reported_flows
 from controller.fattree.scheme_table0_rules import (
@@ -26,6 +26,14 @@ class EntryChange:
     switch: str
     rule: FlowRule
     remove: bool = False
+
+
+def read_counters(meters, switch, counters, now):
+    """(bit/s of every flow, its ACK streams) from one switch's per-flow
+    counters {FlowKey: (bytes, packets, entry age in s)}."""
+    rates = meters.setdefault(switch, RateMeter()).update(
+        now, {flow: (count, age) for flow, (count, _, age) in counters.items()})
+    return rates, ack_streams(counters)
 
 
 class TwoLevelScheme:
@@ -55,7 +63,7 @@ class TwoLevelScheme:
         return []
 
     def counters(self, switch, counters, now):
-        """Per-flow {FlowKey: (bytes, age)} of one polled switch."""
+        """Per-flow {FlowKey: (bytes, packets, age)} of one polled switch."""
         return []
 
     def tick(self):
@@ -99,7 +107,8 @@ class EcmpScheme(TwoLevelScheme):
 class ClassifierScheme(TwoLevelScheme):
     """Every pod switch sends a new flow's first packet to the controller,
     which keeps the flow on the least-loaded upward port and returns the
-    packet through the new entry (nothing of the flow overtakes it)."""
+    packet through the new entry (nothing of the flow overtakes it); the
+    counters tell the classifier which flows are ACK streams."""
     name = 'classifier'
     polled_roles = POD_ROLES
     resends_first_packet = True
@@ -118,8 +127,7 @@ class ClassifierScheme(TwoLevelScheme):
         return [EntryChange(switch, flow_rule(flow, self.classifier.assign(switch, flow)))]
 
     def counters(self, switch, counters, now):
-        rates = self.meters.setdefault(switch, RateMeter()).update(now, counters)
-        self.classifier.update(switch, rates)
+        self.classifier.update(switch, *read_counters(self.meters, switch, counters, now))
         return []
 
     def _entries(self, moves):
@@ -143,9 +151,9 @@ class ClassifierScheme(TwoLevelScheme):
 class SchedulerScheme(TwoLevelScheme):
     """Edge switches give every new upward flow a counted entry that leaves
     it on the two-level path (a copy of its first packet tells the
-    controller, forwarding does not wait); flows past the threshold are
-    reported to the central scheduler, whose placements overwrite the
-    entries on the source pod's switches."""
+    controller, forwarding does not wait); data streams past the threshold
+    are reported to the central scheduler, whose placements overwrite the
+    entries on the source pod's switches. ACK streams are never reported."""
     name = 'scheduler'
     polled_roles = ('edge',)
 
@@ -156,6 +164,7 @@ class SchedulerScheme(TwoLevelScheme):
         self.threshold_bps = conf['threshold'] * self.capacity_bps
         self.meters = {}
         self.rates = {}  # edge -> {flow: bit/s} as last measured
+        self.acks = {}  # edge -> the ACK streams among them
         self.failed = frozenset()
 
     def rules(self, switch):
@@ -183,10 +192,10 @@ class SchedulerScheme(TwoLevelScheme):
                 for switch, port in old_ports.items() if switch not in new_ports]
 
     def counters(self, switch, counters, now):
-        rates = self.meters.setdefault(switch, RateMeter()).update(now, counters)
-        self.rates[switch] = rates
+        rates, acks = read_counters(self.meters, switch, counters, now)
+        self.rates[switch], self.acks[switch] = rates, acks
         changes = []
-        for flow in reported_flows(rates, self.threshold_bps, self.scheduler.placements):
+        for flow in reported_flows(rates, self.threshold_bps, self.scheduler.placements, acks):
             before = dict(self.scheduler.placements)
             for placement in self.scheduler.notify(flow):
                 old = before.get(placement.flow)
@@ -219,7 +228,8 @@ class SchedulerScheme(TwoLevelScheme):
         return changes
 
     def state(self):
-        flows = {switch: [{'flow': str(f), 'rate_bps': r, 'large': r > self.threshold_bps}
+        flows = {switch: [{'flow': str(f), 'rate_bps': r, 'large': r > self.threshold_bps,
+                           'ack_stream': f in self.acks[switch]}
                           for f, r in sorted(rates.items())]
                  for switch, rates in sorted(self.rates.items()) if rates}
         return dict(self.scheduler.state(), threshold_bps=self.threshold_bps, edge_flows=flows)

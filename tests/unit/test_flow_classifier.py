@@ -3,7 +3,8 @@ heuristic, and the guard that keeps it at or above two-level routing."""
 import pytest
 
 from controller.fattree.failover import avoidance, link_key
-from controller.fattree.classifier import FlowClassifier, FlowKey, Move, PortBalancer, RateMeter
+from controller.fattree.classifier import (
+    ACK_FRAME_BYTES, FlowClassifier, FlowKey, Move, PortBalancer, RateMeter, ack_streams)
 from controller.fattree.fair_share import max_min_rates
 from topologies.fattree import FatTree
 
@@ -116,8 +117,8 @@ def test_classifier_covers_pod_switches_and_their_upward_ports():
     c.update('e0_0', {a: 4 * M, b: 4 * M})
     assert c.rebalance() == []
     assert c.state() == {'e0_0': {'ports': {'2': 4 * M, '3': 4 * M}, 'flows': [
-        {'flow': str(a), 'port': 2, 'two_level_port': 2, 'rate_bps': 4 * M},
-        {'flow': str(b), 'port': 3, 'two_level_port': 3, 'rate_bps': 4 * M}]}}
+        {'flow': str(a), 'port': 2, 'two_level_port': 2, 'rate_bps': 4 * M, 'ack_stream': False},
+        {'flow': str(b), 'port': 3, 'two_level_port': 3, 'rate_bps': 4 * M, 'ack_stream': False}]}}
 
 
 def test_a_round_first_restores_two_level_ports_until_the_model_is_not_below_two_level():
@@ -248,3 +249,74 @@ def test_a_flow_with_no_allowed_port_goes_to_the_two_level_tables():
     assert c.set_failures(avoidance(topo, dead)) == [Move('a0_2', x, 2, None)]
     assert c.assign('a0_2', FlowKey('10.0.0.3', '10.1.0.3', 6, 1)) is None
     assert c.balancer('a0_2').port_of == {}
+
+
+# h0_0_2 sends to h1_0_2, whose ACKs go back; beside them at e1_0, h1_0_2 and
+# h1_0_3 send to hosts with IDs 3 and 2 (two-level ports 3 and 2)
+DATA = FlowKey('10.0.0.2', '10.1.0.2', 6, 5201)
+ACKS = FlowKey('10.1.0.2', '10.0.0.2', 6, 40000)
+BESIDE = FlowKey('10.1.0.3', '10.2.0.2', 6, 5201)
+SAME_HOST = FlowKey('10.1.0.2', '10.3.0.3', 6, 5201)
+
+
+def test_ack_streams_are_the_tcp_flows_whose_frames_average_no_payload():
+    assert ACK_FRAME_BYTES == 94  # Ethernet 14, IPv4 20, TCP 20 + 40 of options
+
+    def reverse(dport, proto=6):
+        return FlowKey('10.1.0.2', '10.0.0.2', proto, dport)
+    counters = {DATA: (1514 * 1000 + 74 + 66, 1002, 4.0),  # segments after the handshake
+                ACKS: (74 + 66 * 500, 501, 4.0),  # SYN-ACK, then one ACK per two segments
+                reverse(1): (94 * 10, 10, 1.0),  # header-only frames full of options
+                reverse(2): (94 * 10 + 1, 10, 1.0),  # and one byte of payload: data
+                reverse(53, proto=17): (60 * 10, 10, 1.0),  # UDP has no ACKs
+                reverse(3): (0, 0, 0.2)}  # nothing counted yet
+    assert ack_streams(counters) == {ACKS, reverse(1)}
+
+
+def measured_beside_its_data(acks):
+    """A classifier after one reading: DATA at 1 Mbit/s; at e1_0 its ACK
+    stream, read at 0.3 Mbit/s (above the 0.2 Mbit/s tolerance of 2 Mbit/s
+    links), on port 2 with BESIDE at 1 Mbit/s, SAME_HOST at 0.9 on port 3.
+    ``acks``: what e1_0's counters told of them."""
+    c = FlowClassifier(FatTree(4), tolerance=0.2 * M)
+    assert c.assign('e0_0', DATA) == 2
+    assert [c.assign('e1_0', f) for f in (ACKS, BESIDE, SAME_HOST)] == [2, 2, 3]
+    c.update('e0_0', {DATA: 1 * M})
+    c.update('e1_0', {ACKS: 0.3 * M, BESIDE: 1 * M, SAME_HOST: 0.9 * M}, acks)
+    return c
+
+
+def test_an_ack_stream_is_never_moved_loaded_or_modelled():
+    c = measured_beside_its_data(acks={ACKS})
+    assert c.modelled_flows() == [DATA, SAME_HOST, BESIDE]
+    assert c.balancer('e1_0').loads() == {2: 1 * M, 3: 0.9 * M}  # within tolerance
+    assert c.rebalance() == [] and c.balancer('e1_0').port_of[ACKS] == 2
+    assert c.state()['e1_0']['flows'][0] == {'flow': str(ACKS), 'port': 2, 'two_level_port': 2,
+                                             'rate_bps': 0.3 * M, 'ack_stream': True}
+    # a failure still moves it off a dead port, and it stays an ACK stream
+    # (and e0_0's port 2 leads to a0_2, whose cores reached e1_0 only by a1_2)
+    assert c.set_failures(avoidance(FatTree(4), {link_key('e1_0', 'a1_2')})) == [
+        Move('e0_0', DATA, 2, 3), Move('e1_0', ACKS, 2, 3), Move('e1_0', BESIDE, 2, 3)]
+    assert c.balancer('e1_0').acks == {ACKS} and c.modelled_flows() == [DATA, SAME_HOST, BESIDE]
+
+
+def test_the_same_readings_without_the_ack_stream_known_would_move_it():
+    # Counted as a long flow of its own, the ACK stream halves BESIDE's share
+    # of e1_0 -> a1_2 in the model, and moving it onto SAME_HOST's port (whose
+    # host link it shares anyway) "raises" the model: 62.5% -> 75%.
+    c = measured_beside_its_data(acks=frozenset())
+    assert c.modelled_flows() == [DATA, ACKS, SAME_HOST, BESIDE]
+    assert c.share(c.modelled_flows()) == 62.5
+    assert c.rebalance() == [Move('a1_3', ACKS, None, 3), Move('e1_0', ACKS, 2, 3)]
+    assert c.share(c.modelled_flows()) == 75.0
+
+
+def test_until_measured_neither_half_of_a_tcp_connection_is_modelled():
+    c = FlowClassifier(FatTree(4))
+    c.assign('e0_0', DATA)
+    assert c.modelled_flows() == [DATA]  # nothing says it is not data yet
+    c.assign('e1_0', ACKS)  # its opposite direction: one of the two is the ACKs
+    c.assign('e1_0', BESIDE)
+    udp = FlowKey('10.1.0.2', '10.0.0.2', 17, 5353)  # UDP has no ACK stream
+    c.assign('e1_0', udp)
+    assert c.modelled_flows() == [udp, BESIDE]

@@ -85,6 +85,15 @@ def test_edge_reports_large_flows_and_placed_flows_still_sending():
     assert reported_flows({a: 2e6, b: 0.5e6, c: 0.0}, 1e6, placed={b, c}) == [a, b]
 
 
+def test_ack_streams_are_never_reported_whatever_their_measured_rate():
+    data, acks = f('10.0.0.2', '10.1.0.2'), f('10.1.0.2', '10.0.0.2', dport=40000)
+    rates = {data: 2e6, acks: 1.5e6}  # the ACK stream read past the threshold
+    assert reported_flows(rates, 1e6, placed=set()) == [data, acks]  # as a flow of its own
+    assert reported_flows(rates, 1e6, placed=set(), acks={acks}) == [data]
+    # nor kept when it holds a reservation: it is collected
+    assert reported_flows(rates, 1e6, placed={acks}, acks={acks}) == [data]
+
+
 def test_directions_are_reserved_separately(sched):
     there = place(sched, f('10.0.0.2', '10.1.0.2'))
     back = place(sched, f('10.1.0.2', '10.0.0.2'))
