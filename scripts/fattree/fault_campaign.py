@@ -28,7 +28,7 @@ import time
 import urllib.request
 
 from controller.fattree import APP, READY_PATH
-from controller.fattree.failover import expand_failures, link_key, tables_with_failures
+from controller.fattree.failover import link_key, tables_with_failures
 from scripts.argtypes import fattree_k, non_negative_int, positive
 from scripts.emulator import faults, traffic
 from scripts.emulator.bfd import policy as bfd_policy
@@ -36,6 +36,7 @@ from scripts.emulator.command import command_main
 from scripts.emulator.fabric import Fabric
 from scripts.emulator.progress import progress
 from scripts.fattree import fault_campaign_report, installed_check
+from scripts.fattree.fault_events import choose_events, physical_failures
 from scripts.results import write_result
 from topologies.fattree import FatTree
 from topologies.renamed import renamed
@@ -44,58 +45,6 @@ PREFIX = 'fc'
 OVS_TIMEOUT_S = 10
 SETTLE_TIMEOUT_S = 60  # for the controller to hold a step's failures and be ready
 IPERF_RATE = '5M'  # background flows: traffic, not a load that would starve BFD
-KINDS = ('fail-link', 'fail-switch', 'recover', 'controller-restart', 'connection-drop')
-
-
-def choose_events(model, rng, failed, max_failed):
-    """One or two events for the next step; ``failed`` ({element: silent})
-    is updated as they will leave it."""
-    events = []
-    for _ in range(rng.choice((1, 1, 2))):
-        kinds = ['controller-restart', 'connection-drop']
-        if failed:
-            kinds += ['recover'] * (2 + len(failed))
-        if len(failed) < max_failed:
-            kinds += ['fail-link'] * 4 + ['fail-switch']
-        kind = rng.choice(kinds)
-        if kind == 'recover':
-            element = rng.choice(sorted(failed))
-            del failed[element]
-            events.append({'kind': kind, 'element': list(element)})
-        elif kind.startswith('fail'):
-            if kind == 'fail-link':
-                candidates = [('link',) + tuple(sorted((l.node_a, l.node_b))) for l in model.switch_links()]
-            else:
-                candidates = [('switch', s.name) for s in model.switches]
-            candidates = [c for c in candidates if not _overlaps(c, failed)]
-            if not candidates:
-                continue
-            element, silent = rng.choice(candidates), rng.random() < 0.5
-            failed[element] = silent
-            events.append({'kind': kind, 'element': list(element), 'silent': silent})
-        elif kind == 'connection-drop':
-            events.append({'kind': kind, 'switch': rng.choice(model.switches).name})
-        else:
-            events.append({'kind': kind})
-    return events
-
-
-def _overlaps(element, failed):
-    """Whether ``element`` is, or touches, a failed element (each failure
-    then has its own links to recover)."""
-    ends = set(element[1:])
-    for other in failed:
-        if other == element or (other[0] == 'switch' and other[1] in ends) \
-                or (element[0] == 'switch' and element[1] in other[1:]):
-            return True
-    return False
-
-
-def physical_failures(model, failed):
-    """(failed link keys, failed switches) of ``failed`` ({element: silent})."""
-    links = [tuple(e[1:]) for e in failed if e[0] == 'link']
-    switches = frozenset(e[1] for e in failed if e[0] == 'switch')
-    return expand_failures(model, links, switches), switches
 
 
 def _prefixed(element):
@@ -124,19 +73,27 @@ def apply_event(fabric, topo, event):
 
 def wait_settled(fabric, expected_links, timeout=SETTLE_TIMEOUT_S):
     """Seconds until the controller holds exactly ``expected_links`` failed
-    and is ready; raises TimeoutError with what it last said."""
+    and is ready; raises NotSettled with what it held instead."""
     started = time.time()
     url_links = 'http://127.0.0.1:%d/fattree/state/links' % fabric.controller.rest_port
-    state = None
+    state, rows = None, []
     while time.time() - started < timeout:
         state = fabric.controller.readiness()
         if state and state.get('ready') and state.get('failed_links') == len(expected_links):
-            down = {link_key(r['a'], r['b']) for r in _get_json(url_links) if not r['up']}
-            if down == expected_links:
+            rows = _get_json(url_links)
+            if {link_key(r['a'], r['b']) for r in rows if not r['up']} == expected_links:
                 return time.time() - started
         time.sleep(0.1)
-    raise TimeoutError('the controller did not settle on %d failed links within %ds: %s'
-                       % (len(expected_links), timeout, state))
+    rows = _get_json(url_links)
+    held = {link_key(r['a'], r['b']) for r in rows if not r['up']}
+    differing = [{key: r[key] for key in ('a', 'b', 'a_state', 'b_state', 'up')} for r in rows
+                 if (link_key(r['a'], r['b']) in expected_links) != (not r['up'])]
+    raise NotSettled('the controller did not settle within %ds on the %d failed links: %s; it held %d failed, '
+                     'these links differ: %s' % (timeout, len(expected_links), state, len(held), differing))
+
+
+class NotSettled(RuntimeError):
+    """The controller never held a step's physical failure set."""
 
 
 def _get_json(url):
@@ -227,7 +184,7 @@ def run(args):
                 ready_path=READY_PATH) as fabric:
         traffic.wait_all_pairs(fabric.net, hosts, progress=progress)
         background = BackgroundTraffic(fabric.net, hosts, args.seed, args.pings, args.flows).start()
-        ping_loss = None
+        ping_loss, aborted = None, None
         try:
             unrouted, mismatches = check_step(model, failed)
             records.append({'step': 0, 'events': [], 'pairs_unrouted': len(unrouted),
@@ -241,8 +198,13 @@ def run(args):
                 for event in events:
                     apply_event(fabric, topo, event)
                 applied_s = time.time() - started
+                progress('step %d: %s' % (len(records), ', '.join(_describe(e) for e in events)))
                 links, _ = physical_failures(model, failed)
-                settle_s = wait_settled(fabric, links)
+                try:
+                    settle_s = wait_settled(fabric, links)
+                except NotSettled as error:  # a finding: written down with what came before it
+                    aborted = {'step': len(records), 'events': events, 'error': str(error)}
+                    break
                 checking = time.time()
                 unrouted, mismatches = check_step(model, failed)
                 applied += len(events)
@@ -252,10 +214,8 @@ def run(args):
                           'pairs_unrouted': len(unrouted), 'unrouted_examples': unrouted[:5],
                           'table_mismatches': len(mismatches), 'mismatched_switches': mismatches}
                 records.append(record)
-                progress('step %d: %s -> %d failed; settled in %.2f s; %d pairs unrouted, %d tables differ '
-                         '(%d of %d events)' % (record['step'], ', '.join(_describe(e) for e in events),
-                                                len(failed), settle_s, len(unrouted), len(mismatches),
-                                                applied, args.events))
+                progress('  %d down; settled in %.2f s; %d pairs unrouted, %d tables differ (%d of %d events)'
+                         % (len(failed), settle_s, len(unrouted), len(mismatches), applied, args.events))
         finally:
             ping_loss = background.stop()
             for element in list(failed):
@@ -270,9 +230,11 @@ def run(args):
               'settle_s': _spread([r['settle_s'] for r in records[1:]]),
               'ping_loss': ping_loss, 'background': {'ping_pairs': args.pings, 'iperf3_flows': args.flows,
                                                       'iperf3_rate': IPERF_RATE},
-              'records': records}
+              'aborted': aborted, 'records': records}
     write_result(args.out, 'campaign.json', result, lambda r: fault_campaign_report.markdown([r]))
     print('written: %s' % os.path.join(args.out, 'campaign.json'))
+    if aborted:
+        raise NotSettled('stopped at step %d: %s' % (aborted['step'], aborted['error']))
     return result
 
 
@@ -311,7 +273,8 @@ def add_arguments(parser):
     parser.add_argument('--rest-port', type=int, default=8080)
 
 
-main = command_main('python -m scripts.fattree.fault_campaign', __doc__, add_arguments, run, 'fault campaign')
+main = command_main('python -m scripts.fattree.fault_campaign', __doc__, add_arguments, run, 'fault campaign',
+                    (NotSettled,))
 
 if __name__ == '__main__':
     main()

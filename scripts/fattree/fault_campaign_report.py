@@ -16,4 +16,6 @@ def markdown(results):
             r['k'], r['seed'], r['events'], r['steps'], r['most_failed'], r['pairs_unrouted'],
             r['table_mismatches'], _spread(r['settle_s']), loss['loss_pct'],
             ', '.join('%s %d' % (kind, n) for kind, n in sorted(r['event_counts'].items()))))
-    return '\n'.join(lines)
+    stopped = ['k=%d: stopped at step %d (%s): %s' % (r['k'], r['aborted']['step'], ', '.join(
+        e['kind'] for e in r['aborted']['events']), r['aborted']['error']) for r in results if r.get('aborted')]
+    return '\n'.join(lines) + ''.join('\n\n**%s**' % line for line in stopped)
