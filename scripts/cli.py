@@ -242,6 +242,8 @@ EXPERIMENTS = {
         'hitless': ('scripts.fattree.hitless', 'loss caused by routing updates themselves'),
         'failure-check': ('scripts.fattree.failure_check', 'model check: every connected pair routed '
                                                            'under failure sets'),
+        'fault-campaign': ('scripts.fattree.fault_campaign', 'random overlapping faults, the installed state '
+                                                             'checked after each'),
         'classifier-difference': ('scripts.fattree.classifier_difference',
                                   'classifier minus two-level routing from bisection runs'),
         'classifier-placement': ('scripts.fattree.classifier_placement',

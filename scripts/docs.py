@@ -32,6 +32,7 @@ import re
 import sys
 
 from scripts.emulator.bfd import policy as bfd_policy
+from scripts.fattree import fault_campaign_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 START = re.compile(r'<!-- table: ([a-z0-9-]+) -->')
@@ -147,6 +148,13 @@ def recompute_benchmark(root):
             result['repeats'], 'checked equal to' if checked else 'not checked against',
             _num(1e3 * max(e['recover_s'] for e in largest['events'])), largest['k'], machine['cpu_count'],
             machine['processor'], machine['implementation'], machine['python'], min(loads), max(loads)))
+
+
+@table('fault-campaign')
+def fault_campaign(root):
+    """The committed fault campaigns (scripts/fattree/fault_campaign.py), k=4 and k=8."""
+    return fault_campaign_report.markdown([_load(root, 'results/fattree/fault_campaign/k%d/campaign.json' % k)
+                                           for k in (4, 8)])
 
 
 # --- BFD -----------------------------------------------------------------------------------------
