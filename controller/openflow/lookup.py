@@ -38,16 +38,25 @@ def rules_hit(tables, packet, first_table=0):
     """The rules a packet meets, table by table (write-metadata applied,
     goto followed), from ``first_table`` (see pipeline); a table that
     nothing matches ends the list with None. ``packet`` is updated."""
+    return tables_walked(lambda table, packet: _first_match(tables.get(table, ()), packet), packet, first_table)
+
+
+def _first_match(entries, packet):
+    for terms, candidate in entries:
+        for name, value, mask in terms:
+            if name not in packet or packet[name] & mask != value:
+                break
+        else:
+            return candidate
+    return None
+
+
+def tables_walked(first_match, packet, first_table=0):
+    """rules_hit with the rule a table gives a packet found by
+    ``first_match(table, packet)`` (None: no match)."""
     hit, table = [], first_table
     while table is not None:
-        rule = None
-        for terms, candidate in tables.get(table, ()):
-            for name, value, mask in terms:
-                if name not in packet or packet[name] & mask != value:
-                    break
-            else:
-                rule = candidate
-                break
+        rule = first_match(table, packet)
         hit.append(rule)
         if rule is None:
             break

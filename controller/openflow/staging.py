@@ -17,7 +17,7 @@ output port leads to its peer, a group to every bucket's.
 """
 import bisect
 
-from controller.openflow.lookup import match_terms, pipeline
+from controller.openflow.lookup import match_terms, pipeline, tables_walked
 from controller.openflow.rules import ETH_TYPE_IP
 from topologies.addressing import ip_to_int
 from topologies.model import model_port
@@ -57,17 +57,7 @@ class _DestinationLookup:
 
     def hit(self, destination):
         packet = {'eth_type': ETH_TYPE_IP, 'ipv4_dst': destination, 'metadata': 0}
-        hit, table = [], 0
-        while table is not None:
-            rule = self._first(table, packet)
-            hit.append(rule)
-            if rule is None:
-                break
-            if rule.write_metadata is not None:
-                value, mask = rule.write_metadata
-                packet['metadata'] = packet['metadata'] & ~mask | value & mask
-            table = rule.goto_table
-        return tuple(hit)
+        return tuple(tables_walked(self._first, packet))
 
     def _first(self, table, packet):
         if table not in self.tables:
