@@ -235,21 +235,22 @@ def _pattern(name):
     return label(name)
 
 
-# The bisection run the docs show and discuss (three seeds summarized
-# together). Named, not "the newest": a run made since, committed or not,
-# changes the docs only when it is named here.
+# The bisection runs the docs show and discuss (seeds summarized together):
+# at 2 Mbit/s, and at the faithful rate of the rate sweep. Named, not "the
+# newest": a run made since, committed or not, changes the docs only when
+# it is named here.
 BISECTION_RUN = 'results/bisection/20261201-073900'
+BISECTION_FAITHFUL_RUN = 'results/bisection/20261203-181947'
 
 
-def bisection_run(root):
-    """The run the docs show: its directory and its results.json."""
-    return BISECTION_RUN, _load(root, os.path.join(BISECTION_RUN, 'results.json'))
+def bisection_run(root, run_dir=BISECTION_RUN):
+    """A run the docs show: its directory and its results.json."""
+    return run_dir, _load(root, os.path.join(run_dir, 'results.json'))
 
 
-@table('bisection')
-def bisection(root):
+def _bisection_table(run_dir, root):
     from scripts.fattree.bisection_report import format_markdown, summarize
-    run_dir, saved = bisection_run(root)
+    run_dir, saved = bisection_run(root, run_dir)
     config, runs = saved['config'], saved['runs']
     parts = ', '.join('`%s` (seed %s)' % (s['run'], ' '.join(map(str, s['seeds'])))
                       for s in config.get('summarized_from', []))
@@ -258,6 +259,10 @@ def bisection(root):
             + format_markdown(summarize(runs, config), config, runs).strip('\n')
             + '\n\n![bisection bandwidth per pattern and scheme, with the paper\'s Table 2 marked](../%s/bisection.png)'
             % run_dir)
+
+
+TABLES['bisection'] = functools.partial(_bisection_table, BISECTION_RUN)
+TABLES['bisection-faithful'] = functools.partial(_bisection_table, BISECTION_FAITHFUL_RUN)
 
 
 @table('bisection-per-seed')
