@@ -42,13 +42,12 @@ def rules_hit(tables, packet, first_table=0):
 
 
 def _first_match(entries, packet):
-    for terms, candidate in entries:
-        for name, value, mask in terms:
-            if name not in packet or packet[name] & mask != value:
-                break
-        else:
-            return candidate
-    return None
+    return next((candidate for terms, candidate in entries if matches(terms, packet)), None)
+
+
+def matches(terms, packet):
+    """Whether a packet has every field of ``terms`` (match_terms) under its mask."""
+    return all(name in packet and packet[name] & mask == value for name, value, mask in terms)
 
 
 def tables_walked(first_match, packet, first_table=0):

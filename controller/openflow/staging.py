@@ -17,7 +17,7 @@ output port leads to its peer, a group to every bucket's.
 """
 import bisect
 
-from controller.openflow.lookup import match_terms, pipeline, tables_walked
+from controller.openflow.lookup import match_terms, matches, pipeline, tables_walked
 from controller.openflow.rules import ETH_TYPE_IP
 from topologies.addressing import ip_to_int
 from topologies.model import model_port
@@ -66,8 +66,8 @@ class _DestinationLookup:
         key = (packet['metadata'], packet['ipv4_dst'] & masked_bits)
         if key not in memo:
             memo[key] = next((i for i, (terms, _) in enumerate(entries)
-                              if not _on_one_address(terms) and _matches(terms, packet)), None)
-        found = [i for i in exact.get(packet['ipv4_dst'], ()) if _matches(entries[i][0], packet)]
+                              if not _on_one_address(terms) and matches(terms, packet)), None)
+        found = [i for i in exact.get(packet['ipv4_dst'], ()) if matches(entries[i][0], packet)]
         if memo[key] is not None:
             found.append(memo[key])
         return entries[min(found)][1] if found else None
@@ -75,10 +75,6 @@ class _DestinationLookup:
 
 def _on_one_address(terms):
     return any(name == 'ipv4_dst' and mask == 0xffffffff for name, _, mask in terms)
-
-
-def _matches(terms, packet):
-    return all(name in packet and packet[name] & mask == value for name, value, mask in terms)
 
 
 def forwarding_changes(topo, switch, old, new):

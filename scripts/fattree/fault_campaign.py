@@ -76,7 +76,7 @@ def wait_settled(fabric, expected_links, timeout=SETTLE_TIMEOUT_S):
     and is ready; raises NotSettled with what it held instead."""
     started = time.time()
     url_links = 'http://127.0.0.1:%d/fattree/state/links' % fabric.controller.rest_port
-    state, rows = None, []
+    state = None
     while time.time() - started < timeout:
         state = fabric.controller.readiness()
         if state and state.get('ready') and state.get('failed_links') == len(expected_links):
