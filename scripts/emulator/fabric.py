@@ -21,7 +21,7 @@ from scripts.emulator.host_cpu_group import HostCpuGroup, group_name
 from scripts.emulator.machine_checks import check_machine
 from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, BatchedShapedLink, FabricHost,
                                               ListeningController, TX_CHECKSUM_OFF, UserOVSSwitch,
-                                              hosts_offloads)
+                                              hosts_offloads, hosts_tcp, HOST_TCP)
 from scripts.emulator.ovs import ovsdb, vswitchd
 from scripts.emulator.ovs.instances import (InstanceSites, OvsInstanceError, OvsInstances,
                                             placement as instance_placement, require_tools, switch_ports)
@@ -263,6 +263,11 @@ class Fabric(MininetContext):
         self.net.start()
         self.started_at = time.time()
         hosts_offloads(self.net, TX_CHECKSUM_OFF)
+        if self.host_sites is faults.LOCAL:
+            hosts_tcp(self.net)
+        else:
+            progress('hosts on servers keep their kernels\' default TCP congestion control (this machine\'s '
+                     'hosts run %s: scripts/emulator/mininet_classes.py HOST_TCP)' % HOST_TCP)
         # generous: ovs-vswitchd brings sessions up one poll loop at a time
         timeout = 60 + len(self.model.switches) // 2
         if self.bfd_ms:

@@ -64,24 +64,40 @@ def _pid_ticks(pid):
         return None
 
 
-def qdisc_totals():
-    """(drops, backlog packets) summed over the root namespace's qdiscs:
-    the switch ends of every shaped link."""
-    out = subprocess.run(['tc', '-s', '-j', 'qdisc', 'show'], capture_output=True, text=True,
-                         timeout=10).stdout
+def daemon_namespaces(pids):
+    """One ovs-vswitchd of each network namespace the daemons ``pids`` run
+    in: the machine's own in this one, private ones in theirs."""
+    one_of = {}
+    for pid in pids:
+        try:
+            one_of.setdefault(os.readlink('/proc/%d/ns/net' % pid), pid)
+        except OSError:
+            continue
+    return sorted(one_of.values())
+
+
+def _in_namespace_of(pid, cmd):
+    return subprocess.run(['nsenter', '--net=/proc/%d/ns/net' % pid] + cmd, capture_output=True, text=True,
+                          timeout=10).stdout
+
+
+def qdisc_totals(pids):
+    """(drops, backlog packets) summed over the qdiscs of the daemons'
+    namespaces: the switch ends of every shaped link."""
     drops = backlog = 0
-    for qdisc in json.loads(out or '[]'):
-        drops += qdisc.get('drops', 0)
-        backlog += qdisc.get('qlen', 0)
+    for pid in daemon_namespaces(pids):
+        for qdisc in json.loads(_in_namespace_of(pid, ['tc', '-s', '-j', 'qdisc', 'show']) or '[]'):
+            drops += qdisc.get('drops', 0)
+            backlog += qdisc.get('qlen', 0)
     return drops, backlog
 
 
-def daemon_socket_drops():
-    """Packets every ovs-vswitchd's packet sockets in this network namespace
-    dropped so far (their receive queues were full: the daemon did not read
-    them in time)."""
-    out = subprocess.run(['ss', '-0', '-m', '-n', '-p'], capture_output=True, text=True, timeout=10).stdout
-    return sum(int(m) for m in re.findall(r'"ovs-vswitchd".*?skmem:\(.*?,d(\d+)\)', out))
+def daemon_socket_drops(pids):
+    """Packets the ovs-vswitchd daemons' packet sockets dropped so far
+    (their receive queues were full: the daemon did not read them in time)."""
+    return sum(int(m) for pid in daemon_namespaces(pids)
+               for m in re.findall(r'"ovs-vswitchd".*?skmem:\(.*?,d(\d+)\)',
+                                   _in_namespace_of(pid, ['ss', '-0', '-m', '-n', '-p'])))
 
 
 class FidelityMonitor:
@@ -101,7 +117,7 @@ class FidelityMonitor:
 
     def start(self):
         self.pids = daemon_pids()
-        self.drops_before = daemon_socket_drops()
+        self.drops_before = daemon_socket_drops(self.pids)
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -115,12 +131,12 @@ class FidelityMonitor:
         clock = os.sysconf('SC_CLK_TCK')
         total0, idle0 = _cpu_times()
         ticks0 = {pid: _pid_ticks(pid) for pid in self.pids}
-        drops0, _ = qdisc_totals()
+        drops0, _ = qdisc_totals(self.pids)
         t0 = time.monotonic()
         while not self._stop.wait(INTERVAL_S):
             total, idle = _cpu_times()
             ticks = {pid: _pid_ticks(pid) for pid in self.pids}
-            drops, backlog = qdisc_totals()
+            drops, backlog = qdisc_totals(self.pids)
             now = time.monotonic()
             elapsed = max(now - t0, 1e-6)
             self.samples.append({
@@ -140,7 +156,7 @@ class FidelityMonitor:
             rtts = [float(m) for m in re.findall(r'time=([\d.]+) ms', out)]
         settled = int(self.settle_s / INTERVAL_S)
         return figures(self.samples[settled:], rtts[int(self.settle_s * 5):], self.idle_rtt_ms,
-                       daemon_socket_drops() - self.drops_before)
+                       daemon_socket_drops(self.pids) - self.drops_before)
 
 
 def idle_rtt_ms(host, dst, count=10):

@@ -41,7 +41,7 @@ import sys
 from scripts.emulator.command import command_main
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
-from scripts.fattree.bisection_run import SCHEMES, run_experiment
+from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from topologies.fattree import FatTree
 
@@ -58,6 +58,7 @@ def add_arguments(p):
                         'the rate sweep found faithful on every pattern, results/rate_sweep)' % FAITHFUL_MBPS)
     p.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS,
                    help='packets each shaped link may queue (default %d)' % QUEUE_PACKETS)
+    add_ovs_instances_argument(p)
     p.add_argument('--duration', type=positive(int), default=15, help='measured seconds per run')
     p.add_argument('--omit', type=int, default=3,
                    help='seconds of each flow left out of the measurement (TCP start, scheduling)')
@@ -108,7 +109,8 @@ def run_from_args(args, progress=None):
     for pattern in args.patterns:
         check(pattern, topo)
     schemes = [s for s in SCHEMES if s in args.schemes]
-    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, 'duration': args.duration, 'omit': args.omit,
+    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, 'ovs_instances': args.ovs_instances,
+              'duration': args.duration, 'omit': args.omit,
               'seeds': seeds, 'patterns': args.patterns, 'schemes': schemes,
               'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
     flows_of = {(p, rep): seeded(p, topo, seed) for p in args.patterns for rep, seed in enumerate(seeds)}

@@ -20,6 +20,16 @@ DYNAMIC = ('classifier', 'scheduler')
 FLOW_IDLE_S = 5  # per-flow entries' idle timeout
 RUN_ATTEMPTS = 3
 MININET_PREFIX = 'bx'  # fat-tree node names in Mininet: bxe0_0, bxh0_0_2, ...
+# The fat-tree's switches on two private ovs-vswitchd daemons, the reference
+# on the machine's own: two-level routing on Stride(4) at 20 Mbit/s carried
+# 270 Mbit/s of 16 flows so, 237 Mbit/s on one daemon (docs/emulator.md).
+OVS_INSTANCES = 2
+
+
+def add_ovs_instances_argument(p):
+    p.add_argument('--ovs-instances', type=int, default=OVS_INSTANCES,
+                   help='private Open vSwitch daemons the fat-tree\'s switches are spread over (default %d; '
+                        '1: the machine\'s own, with the non-blocking reference)' % OVS_INSTANCES)
 
 
 class Fabrics:
@@ -58,7 +68,7 @@ class Fabrics:
             if first:
                 self.fattree = Fabric(renamed(FatTree(self.k), MININET_PREFIX), 'controller.fattree.routing_app',
                                       self.params(first), ofp_port=free_port(), rest_port=free_port(),
-                                      bw=self.bw).__enter__()
+                                      bw=self.bw, ovs_instances=self.config['ovs_instances']).__enter__()
                 self.ft_hosts = {h: MININET_PREFIX + h for h in self.hosts}
                 self.scheme = first
                 self._ready(self.fattree, self.ft_hosts)

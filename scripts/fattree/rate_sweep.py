@@ -24,7 +24,7 @@ from scripts.argtypes import fattree_k, positive
 from scripts.emulator.fidelity import verdict
 from scripts.fattree.bisection import QUEUE_PACKETS
 from scripts.fattree.bisection_report import summarize, write_outputs
-from scripts.fattree.bisection_run import run_experiment
+from scripts.fattree.bisection_run import add_ovs_instances_argument, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, check, seeded
 from scripts.fattree.rate_sweep_report import highest_faithful_rate, markdown, rate_row
 from topologies.fattree import FatTree
@@ -40,12 +40,13 @@ def sweep(args, progress):
         check(pattern, topo)
     flows_of = {(p, 0): seeded(p, topo, args.seed) for p in args.patterns}
     result = {'k': args.k, 'seed': args.seed, 'duration': args.duration, 'omit': args.omit,
-              'queue': args.queue, 'patterns': args.patterns, 'schemes': list(SCHEMES),
-              'started': datetime.datetime.now().isoformat(timespec='seconds'), 'rates': []}
+              'queue': args.queue, 'ovs_instances': args.ovs_instances, 'patterns': args.patterns,
+              'schemes': list(SCHEMES), 'started': datetime.datetime.now().isoformat(timespec='seconds'), 'rates': []}
     os.makedirs(args.out, exist_ok=True)
     for bw in sorted(args.rates):
         progress('rate %g Mbit/s: %d patterns x %d schemes' % (bw, len(args.patterns), len(SCHEMES)))
-        config = {'k': args.k, 'bw': bw, 'queue': args.queue, 'duration': args.duration, 'omit': args.omit,
+        config = {'k': args.k, 'bw': bw, 'queue': args.queue, 'ovs_instances': args.ovs_instances,
+                  'duration': args.duration, 'omit': args.omit,
                   'seeds': [args.seed], 'patterns': args.patterns, 'schemes': list(SCHEMES),
                   'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
         runs = []
@@ -91,6 +92,7 @@ def main(argv=None):
     parser.add_argument('--duration', type=positive(int), default=8)
     parser.add_argument('--omit', type=int, default=3)
     parser.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS)
+    add_ovs_instances_argument(parser)
     parser.add_argument('--out', default='results/rate_sweep')
     parser.add_argument('--rejudge', action='store_true',
                         help='no runs: judge the sweep in --out again from its recorded figures')

@@ -29,7 +29,7 @@ from controller.workloads import CdfError, cdf_of, check_load
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
-from scripts.fattree.bisection_run import SCHEMES
+from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument
 from scripts.fattree.workload_report import (PATTERNS, default_drain_s, draw_flows, flow_rows, format_table,
                                              ideal_fct_s, run_counts, summarize, switches_between, write_outputs)
 from topologies.fattree import FatTree
@@ -74,6 +74,7 @@ def add_arguments(p):
                    help='link rate in Mbit/s, host and switch links (default %g)' % DEFAULT_BW_MBPS)
     p.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS,
                    help='packets each shaped link may queue (default %d)' % QUEUE_PACKETS)
+    add_ovs_instances_argument(p)
     p.add_argument('--drain', type=positive(float),
                    help='seconds after the last arrival to wait for flows to end (default: twice what '
                         'the largest flow drawn takes alone, plus 10 s, at most 300)')
@@ -126,7 +127,8 @@ def fail_links(fabrics, links, progress):
     from scripts.fattree.bisection_run import MININET_PREFIX
     for a, b in links:
         progress('failing fat-tree link %s-%s (carrier down)' % (a, b))
-        faults.fail(fabrics.fattree.model, ('link', MININET_PREFIX + a, MININET_PREFIX + b))
+        faults.fail(fabrics.fattree.model, ('link', MININET_PREFIX + a, MININET_PREFIX + b),
+                    sites=fabrics.fattree.sites)
     traffic.wait_all_pairs(fabrics.fattree.net, sorted(fabrics.ft_hosts.values()), progress=progress)
 
 
@@ -169,7 +171,8 @@ def run_from_args(args, progress=None):
         if not any({link.node_a, link.node_b} == {a, b} for link in topo.switch_links()):
             raise ValueError('--fail %s-%s: no such switch link in a k=%d fat-tree' % (a, b, args.k))
     schemes = [s for s in SCHEMES if s in args.schemes]
-    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, 'cdf': cdf.name,
+    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, 'ovs_instances': args.ovs_instances,
+              'cdf': cdf.name,
               'cdf_mean_bytes': round(cdf.mean_bytes()), 'loads': args.load, 'seconds': args.seconds,
               'pattern': args.pattern, 'schemes': schemes, 'seeds': seeds,
               'fail': ['%s-%s' % link for link in args.fail], 'drain': args.drain, 'drain_s': [],

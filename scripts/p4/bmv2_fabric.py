@@ -42,7 +42,7 @@ from scripts import REPO_ROOT
 from scripts.emulator import traffic
 from scripts.emulator.controller_process import end_process
 from scripts.emulator.fabric import MininetContext
-from scripts.emulator.mininet_classes import TX_CHECKSUM_OFF, hosts_offloads
+from scripts.emulator.mininet_classes import TX_CHECKSUM_OFF, hosts_offloads, hosts_tcp
 from topologies.fattree import FatTree
 from topologies.leafspine import LeafSpine
 from topologies.mininet_topo import ModelTopo
@@ -239,6 +239,7 @@ class P4Fabric(MininetContext):
             node.finish_cli(process)
         self.net.staticArp()
         hosts_offloads(self.net, TX_CHECKSUM_OFF)
+        hosts_tcp(self.net)
 
     def release(self):
         if self.work_dir:

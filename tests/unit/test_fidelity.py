@@ -1,4 +1,5 @@
 """The emulator's fidelity verdict: figures from per-second samples, and when a run counts."""
+import os
 import subprocess
 
 from scripts.emulator import fidelity
@@ -52,4 +53,10 @@ SS = ('p_raw 0 0 [0]:* * users:(("ovs-vswitchd",pid=16695,fd=40)) skmem:(r0,rb21
 def test_the_daemons_socket_drops_are_summed_from_ss(monkeypatch):
     monkeypatch.setattr(fidelity.subprocess, 'run',
                         lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=SS, stderr=''))
-    assert fidelity.daemon_socket_drops() == 43
+    monkeypatch.setattr(fidelity, 'daemon_namespaces', lambda pids: pids)
+    assert fidelity.daemon_socket_drops([16695]) == 43
+
+
+def test_daemons_sharing_a_namespace_are_read_once():
+    here = os.getpid()
+    assert fidelity.daemon_namespaces([here, here, 2 ** 22 + 1]) == [here]  # the last: no such process
