@@ -234,6 +234,8 @@ EXPERIMENTS = {
         'latency': ('scripts.fattree.latency', 'ping RTT by hop count, idle and under load: what a switch '
                                                'traversal costs'),
         'shaped-profile': ('scripts.fattree.shaped_profile', "where ovs-vswitchd's time goes on shaped links (perf)"),
+        'shaped-link': ('scripts.fattree.shaped_link', "what the shaped links' buckets and the hosts' TCP do "
+                                                       'to the rate carried'),
         'recompute': ('scripts.fattree.recompute_benchmark', "the controller's table computation after failures, "
                                                              'k=4 to 48'),
         'bfd-defaults': ('scripts.fattree.bfd_defaults', 'the BFD interval each k gets (pure)'),

@@ -71,6 +71,7 @@ EXPERIMENT_TABLES = {
     'rate-sweep': ('results/rate_sweep/rate_sweep.json', 'scripts.fattree.rate_sweep_report', 'markdown'),
     'latency': ('results/emulator/latency.json', 'scripts.fattree.latency', 'markdown'),
     'shaped-profile': ('results/emulator/shaped_profile.json', 'scripts.fattree.shaped_profile', 'markdown'),
+    'shaped-link': ('results/emulator/shaped_link.json', 'scripts.fattree.shaped_link', 'markdown'),
 }
 
 

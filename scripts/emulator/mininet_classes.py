@@ -158,7 +158,8 @@ HTB_QUANTUM = 60000  # bytes
 # machine runs late, by more than a frame time, is link time lost for good.
 # At 20 Mbit/s (0.6 ms a frame) with 16 busy hosts the non-blocking reference
 # carried 77% of line rate so; with both buckets this deep, 92%
-# (docs/emulator.md, "The shaped link's bucket").
+# (docs/emulator.md, "The shaped link's bucket"). None: Mininet's own buckets,
+# for that comparison (scripts/fattree/shaped_link.py).
 HTB_BURST_S = 0.024
 
 
@@ -186,8 +187,10 @@ class ShapedIntf(TCIntf):
         # 200,000 bytes (16 Mbit/s); one data class per port borrows from no
         # sibling, so any legal quantum does: a fixed one, without the warning
         if bw:
-            burst = ' burst %d cburst %d quantum %d' % (htb_burst_bytes(bw), htb_burst_bytes(bw), HTB_QUANTUM)
-            cmds = [cmd.replace(' burst 15k', burst) if 'classid 5:1 htb' in cmd else cmd for cmd in cmds]
+            burst = (' burst %d cburst %d' % (htb_burst_bytes(bw), htb_burst_bytes(bw))
+                     if HTB_BURST_S is not None else ' burst 15k')
+            cmds = [cmd.replace(' burst 15k', burst + ' quantum %d' % HTB_QUANTUM) if 'classid 5:1 htb' in cmd
+                    else cmd for cmd in cmds]
         if bw and isinstance(self.node, OVSSwitch) and not (params.get('use_hfsc') or params.get('use_tbf')):
             cmds += ['%s class add dev %s parent 5:0 classid 5:2 htb rate 64kbit burst 15k quantum 1514',
                      # after a silent failure's black hole (faults.BLACKHOLE_PREF), which takes BFD too
@@ -338,11 +341,13 @@ HOST_TCP = 'cubic'
 _ALLOWED_TCP = '/proc/sys/net/ipv4/tcp_allowed_congestion_control'
 
 
-def hosts_tcp(net, congestion=HOST_TCP):
-    """Every host's default TCP congestion control is ``congestion``. A
+def hosts_tcp(net, congestion=None):
+    """Every host's default TCP congestion control is ``congestion`` (by
+    default HOST_TCP). A
     namespace other than the machine's may choose only one the machine
     allows, so it is allowed while the hosts choose it, and the machine's
     list put back at once (a namespace keeps what it chose)."""
+    congestion = congestion or HOST_TCP
     with open('/proc/sys/net/ipv4/tcp_available_congestion_control') as available:
         if congestion not in available.read().split():
             raise SetupError('this kernel has no %s TCP congestion control (modprobe tcp_%s)'

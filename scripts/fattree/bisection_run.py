@@ -20,10 +20,12 @@ DYNAMIC = ('classifier', 'scheduler')
 FLOW_IDLE_S = 5  # per-flow entries' idle timeout
 RUN_ATTEMPTS = 3
 MININET_PREFIX = 'bx'  # fat-tree node names in Mininet: bxe0_0, bxh0_0_2, ...
-# The fat-tree's switches on two private ovs-vswitchd daemons, the reference
-# on the machine's own: two-level routing on Stride(4) at 20 Mbit/s carried
-# 270 Mbit/s of 16 flows so, 237 Mbit/s on one daemon (docs/emulator.md).
-OVS_INSTANCES = 2
+# The fat-tree's switches on the machine's ovs-vswitchd, with the reference.
+# On two private daemons two-level routing on Stride(4) at 20 Mbit/s carried
+# more (270 Mbit/s of 16 flows against 237), but two busy daemons' poll loops
+# take both cores at any rate: the machine was 0-5% idle at 5 Mbit/s, where
+# one daemon leaves it 40% idle, and hosts starved of CPU would go unseen.
+OVS_INSTANCES = 1
 
 
 def add_ovs_instances_argument(p):
