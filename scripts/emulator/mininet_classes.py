@@ -8,7 +8,7 @@ from mininet.link import Intf, Link, TCIntf
 from mininet.net import Mininet
 from mininet.node import Host, OVSSwitch, RemoteController
 
-from scripts.emulator import faults
+from scripts.emulator import faults, shaping
 from scripts.emulator.bfd import policy as bfd_policy
 from scripts.emulator.errors import SetupError
 from scripts.emulator.ovs import ovsdb
@@ -151,24 +151,6 @@ class FabricHost(CpuGroupMixin, Host):
     pass
 
 
-HTB_QUANTUM = 60000  # bytes
-# How long a shaped link may fall behind its rate and still catch up. A class
-# sends while both its rate bucket and its ceil bucket hold tokens, and
-# Mininet gives the ceil bucket (cburst) about one frame: every dequeue the
-# machine runs late, by more than a frame time, is link time lost for good.
-# At 20 Mbit/s (0.6 ms a frame) with 16 busy hosts the non-blocking reference
-# carried 77% of line rate so; with both buckets this deep, 92%
-# (docs/emulator.md, "The shaped link's bucket"). None: Mininet's own buckets,
-# for that comparison (scripts/fattree/shaped_link.py).
-HTB_BURST_S = 0.024
-
-
-def htb_burst_bytes(mbps):
-    """The depth of a shaped link's rate and ceil buckets: HTB_BURST_S of
-    its rate, and never below Mininet's 15 KB."""
-    return max(15000, int(mbps * 1e6 / 8 * HTB_BURST_S))
-
-
 class ShapedIntf(TCIntf):
     """A shaped interface (HTB, Mininet's class 5:1 at the link's rate) whose
     switch end gives BFD a class of its own beside the data's. Behind a
@@ -183,14 +165,9 @@ class ShapedIntf(TCIntf):
 
     def bwCmds(self, bw=None, **params):
         cmds, parent = super().bwCmds(bw=bw, **params)
-        # HTB derives a class's quantum from its rate (rate / 10) and warns above
-        # 200,000 bytes (16 Mbit/s); one data class per port borrows from no
-        # sibling, so any legal quantum does: a fixed one, without the warning
         if bw:
-            burst = (' burst %d cburst %d' % (htb_burst_bytes(bw), htb_burst_bytes(bw))
-                     if HTB_BURST_S is not None else ' burst 15k')
-            cmds = [cmd.replace(' burst 15k', burst + ' quantum %d' % HTB_QUANTUM) if 'classid 5:1 htb' in cmd
-                    else cmd for cmd in cmds]
+            buckets = shaping.htb_buckets(bw)
+            cmds = [cmd.replace(' burst 15k', buckets) if 'classid 5:1 htb' in cmd else cmd for cmd in cmds]
         if bw and isinstance(self.node, OVSSwitch) and not (params.get('use_hfsc') or params.get('use_tbf')):
             cmds += ['%s class add dev %s parent 5:0 classid 5:2 htb rate 64kbit burst 15k quantum 1514',
                      # after a silent failure's black hole (faults.BLACKHOLE_PREF), which takes BFD too

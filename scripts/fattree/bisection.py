@@ -13,7 +13,7 @@ the same flows (and, beside it, of n hosts x link rate). Throughout each
 measurement the CPU is sampled (machine busy %, ovs-vswitchd's share, load
 average) so that a result can show the emulator was not the bottleneck.
 
-    dcfabric bisection [--k 4] [--bw 5] [--queue 50] [--duration 15] [--omit 3]
+    dcfabric bisection [--k 4] [--bw 10] [--queue 50] [--duration 15] [--omit 3]
         [--seeds 1 2 3 | --reps 3 --seed-base 1] [--patterns random stride-1 ...]
         [--schemes nonblocking twolevel ...] [--out results/bisection]
 
@@ -47,7 +47,7 @@ from topologies.fattree import FatTree
 
 QUEUE_PACKETS = 50
 # dcfabric measure rate-sweep's result on this machine kind (results/rate_sweep/rate_sweep.json)
-FAITHFUL_MBPS = 5.0
+FAITHFUL_MBPS = 10.0
 
 
 

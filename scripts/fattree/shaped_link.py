@@ -2,7 +2,7 @@
 emulator's rate: the non-blocking reference and two-level routing (k=4,
 Stride(4), 16 iperf3 flows) at one link rate, with Mininet's own HTB
 buckets (15 KB, the ceil bucket about one frame) or dcfabric's
-(mininet_classes.HTB_BURST_S of the rate in both), and with the hosts on
+(shaping.HTB_BURST_S of the rate in both), and with the hosts on
 BBR (these kernels' default) or CUBIC (mininet_classes.HOST_TCP).
 
     dcfabric measure shaped-link [--bw 20] [--duration 8] [--omit 3] [--seed 37] [--out results/emulator]
@@ -28,13 +28,13 @@ VARIANTS = (
 
 
 def run_variant(label, burst_s, tcp, args, progress):
-    from scripts.emulator import mininet_classes
+    from scripts.emulator import mininet_classes, shaping
     from scripts.emulator.fidelity import verdict
     from scripts.fattree.bisection_measure import measure
     from scripts.fattree.bisection_run import OVS_INSTANCES, Fabrics
     from scripts.fattree.patterns import seeded
     from topologies.fattree import FatTree
-    mininet_classes.HTB_BURST_S, mininet_classes.HOST_TCP = burst_s, tcp
+    shaping.HTB_BURST_S, mininet_classes.HOST_TCP = burst_s, tcp
     pairs = seeded(PATTERN, FatTree(K), args.seed)
     config = {'k': K, 'bw': args.bw, 'queue': 50, 'ovs_instances': OVS_INSTANCES,
               'schemes': ['nonblocking', 'twolevel']}

@@ -7,8 +7,10 @@ generator times it (scripts/emulator/flowgen.py: connect, an 8-byte
 request, the response):
 
     2 base RTTs (the handshake; the request out and the first byte back)
-    + size / TCP goodput of the link (1,448 payload bytes per 1,514-byte frame,
-      as HTB counts them: TCP timestamps on, a 1,500-byte MTU)
+    + what the links' token buckets do not let through at once, over the TCP
+      goodput of the link (1,448 payload bytes per 1,514-byte frame, as HTB
+      counts them: TCP timestamps on, a 1,500-byte MTU); an idle shaped link
+      passes its bucket's depth (scripts/emulator/shaping.py) at once
     + one frame time per switch on the path (store and forward of the last
       frame on the links after the first)
 
@@ -23,6 +25,7 @@ import os
 import numpy as np
 
 from controller.workloads import check_load, host_flows
+from scripts.emulator.shaping import burst_bytes
 from scripts.fattree.patterns import seeded
 
 PATTERNS = ('all-to-all', 'permutation', 'inter-pod')
@@ -40,7 +43,8 @@ def goodput_bps(link_mbps):
 
 def ideal_fct_s(size_bytes, link_mbps, base_rtt_s, switches):
     frame_s = FRAME_BYTES * 8 / (link_mbps * 1e6)
-    return 2 * base_rtt_s + size_bytes * 8 / goodput_bps(link_mbps) + switches * frame_s
+    paced = max(0.0, size_bytes - burst_bytes(link_mbps) * PAYLOAD_PER_FRAME / FRAME_BYTES)
+    return 2 * base_rtt_s + paced * 8 / goodput_bps(link_mbps) + switches * frame_s
 
 
 def switches_between(topo, a, b):

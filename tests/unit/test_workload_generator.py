@@ -70,10 +70,13 @@ def test_patterns_pick_their_peers(pattern):
         assert len({f['dst'] for f in flows}) == len(TOPO.hosts)
 
 
-def test_ideal_fct_is_size_over_goodput_plus_two_rtts_and_a_frame_per_switch():
-    # 1,448 payload bytes per 1,514-byte frame at 10 Mbit/s
+def test_ideal_fct_is_size_beyond_the_buckets_over_goodput_plus_two_rtts_and_a_frame_per_switch():
+    # 1,448 payload bytes per 1,514-byte frame at 10 Mbit/s; the buckets (24 ms
+    # of 10 Mbit/s: 30,000 bytes of frames) pass at once
     assert report.ideal_fct_s(1448 * 1000, 10, 0.002, 5) == pytest.approx(
-        1000 * 1514 * 8 / 10e6 + 2 * 0.002 + 5 * 1514 * 8 / 10e6)
+        (1000 * 1514 - 30000) * 8 / 10e6 + 2 * 0.002 + 5 * 1514 * 8 / 10e6)
+    # a flow the buckets hold whole: its RTTs and frames alone
+    assert report.ideal_fct_s(20000, 10, 0.002, 1) == pytest.approx(2 * 0.002 + 1514 * 8 / 10e6)
     assert [report.switches_between(TOPO, 'h0_0_2', other) for other in ('h0_0_3', 'h0_1_2', 'h3_1_3')] == [1, 3, 5]
 
 
