@@ -266,6 +266,28 @@ TABLES['bisection'] = functools.partial(_bisection_table, BISECTION_RUN)
 TABLES['bisection-faithful'] = functools.partial(_bisection_table, BISECTION_FAITHFUL_RUN)
 
 
+# The workload runs the docs show (docs/workload.md), named as the bisection's.
+WORKLOAD_RUNS = {}
+
+
+def _workload_table(run_dir, root):
+    from scripts.fattree.workload_report import format_table
+    summary = _load(root, os.path.join(run_dir, 'summary.json'))
+    config = summary['config']
+    return ('Run `%s`: k=%d, %s flow sizes, %s, %g Mbit/s links, %d-packet queues, %g s of arrivals, seed(s) %s%s; '
+            'every flow in its `flows.csv`.\n\n' % (
+                run_dir, config['k'], config['cdf'], config['pattern'], config['bw'], config['queue'],
+                config['seconds'], ' '.join(map(str, config['seeds'])),
+                ', failed: ' + ', '.join(config['fail']) if config['fail'] else '')
+            + format_table(summary)
+            + '\n\n![FCT slowdown against load](../%s/slowdown_vs_load.png)' % run_dir
+            + '\n![CDF of small flows\' FCT](../%s/small_flow_fct_cdf.png)' % run_dir)
+
+
+for _name, _run_dir in WORKLOAD_RUNS.items():
+    TABLES[_name] = functools.partial(_workload_table, _run_dir)
+
+
 @table('bisection-per-seed')
 def bisection_per_seed(root):
     from scripts.fattree.bisection_report import config_seeds
