@@ -267,7 +267,7 @@ TABLES['bisection-faithful'] = functools.partial(_bisection_table, BISECTION_FAI
 
 
 # The workload runs the docs show (docs/workload.md), named as the bisection's.
-WORKLOAD_RUNS = {}
+WORKLOAD_RUNS = {'workload-websearch': 'results/workload/20261203-201030'}
 
 
 def _workload_table(run_dir, root):

@@ -179,6 +179,7 @@ def plot(out_dir, config, rows, summary):
     import matplotlib.pyplot as plt
     caption = 'k=%d, %s, %s, %g Mbit/s links, seeds %s' % (
         config['k'], config['cdf'], config['pattern'], config['bw'], ' '.join(map(str, config['seeds'])))
+    limited = {(run['scheme'], float(run['load'])) for run in summary['runs'] if not run['fidelity']['ok']}
     fig, axes = plt.subplots(1, len(BUCKETS), figsize=(5 * len(BUCKETS), 4), squeeze=False)
     for ax, (bucket, _, _) in zip(axes[0], BUCKETS):
         for scheme, loads in summary['schemes'].items():
@@ -189,10 +190,15 @@ def plot(out_dir, config, rows, summary):
                                 label='%s mean' % scheme)
                 ax.plot([100 * x for x, _ in points], [s['p99'] for _, s in points], marker='x',
                         linestyle='--', color=line.get_color(), label='%s p99' % scheme)
+                marked = [(100 * x, s['mean']) for x, s in points if (scheme, x) in limited]
+                if marked:  # a run the emulator limited: its point ringed
+                    ax.scatter(*zip(*marked), s=140, facecolors='none', edgecolors='black', zorder=3)
         ax.set_title('flows %s' % bucket)
         ax.set_xlabel('load (% of link rate)')
         ax.set_ylabel('FCT slowdown')
         ax.grid(alpha=0.3)
+    if limited:
+        axes[0][0].scatter([], [], s=140, facecolors='none', edgecolors='black', label='emulator-limited run')
     axes[0][0].legend(fontsize=7)
     fig.suptitle('FCT slowdown against load: ' + caption, fontsize=9)
     fig.tight_layout()
