@@ -267,7 +267,8 @@ TABLES['bisection-faithful'] = functools.partial(_bisection_table, BISECTION_FAI
 
 
 # The workload runs the docs show (docs/workload.md), named as the bisection's.
-WORKLOAD_RUNS = {'workload-websearch': 'results/workload/20261203-201030'}
+WORKLOAD_RUNS = {'workload-websearch': 'results/workload/20261203-201030',
+                 'workload-websearch-failed': 'results/workload/20261203-203907'}
 
 
 def _workload_table(run_dir, root):
