@@ -268,7 +268,8 @@ TABLES['bisection-faithful'] = functools.partial(_bisection_table, BISECTION_FAI
 
 # The workload runs the docs show (docs/workload.md), named as the bisection's.
 WORKLOAD_RUNS = {'workload-websearch': 'results/workload/20261203-201030',
-                 'workload-websearch-failed': 'results/workload/20261203-203907'}
+                 'workload-websearch-failed': 'results/workload/20261203-203907',
+                 'workload-datamining': 'results/workload/20261203-204901'}
 
 
 def _workload_table(run_dir, root):
@@ -449,6 +450,20 @@ def letflow_elasticity(root):
             r['last_change_ms']))
     return (_rows(lines) + '\n\n![flows per path over time, one line per run]'
             '(../results/letflow/elasticity/fig5_elasticity.png)')
+
+
+@table('letflow-load')
+def letflow_load(root):
+    result = _load(root, 'results/letflow/load/results.json')
+    lines = ['| load | scheme | mean FCT (ms) | ± s.e. (ms) | / per-flow ECMP\'s | flows | unfinished | '
+             'L0→S1 utilisation | drops at leaves / servers |', '|---|---|---|---|---|---|---|---|---|']
+    for r in result['rows']:
+        lines.append('| %g%% | %s (%s) | %.2f | %s | %.2f | %d | %d | %.2f | %d / %d |' % (
+            100 * r['load'], r['scheme'], r['granularity'], r['mean_fct_ms'],
+            '-' if r['se_ms'] is None else '%.2f' % r['se_ms'], r['normalised'], r['flows'], r['unfinished'],
+            r['util_L0->S1'], r['drops_leaves'], r['drops_servers']))
+    return (_rows(lines) + '\n\nSeeds %s, %s flow sizes.\n\n![mean FCT against load per scheme]'
+            '(../results/letflow/load/load_sweep.png)' % (' '.join(map(str, result['seeds'])), result['workload']))
 
 
 # --- pages ---------------------------------------------------------------------------------------

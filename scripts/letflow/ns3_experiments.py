@@ -1,6 +1,6 @@
 """LetFlow experiments on ns-3 and the section 4.2 Markov model.
 
-    python -m scripts.letflow.ns3_experiments fig1a|weights|elasticity|delta|markov|all
+    python -m scripts.letflow.ns3_experiments fig1a|weights|elasticity|delta|load|markov|all
         [--seeds 1 2 3 | --reps N --seed-base B] [--jobs J] [--out DIR] [--duration S]
 
 Topologies follow Fig. 1 of the LetFlow paper, scaled to this machine: every
@@ -167,7 +167,7 @@ def _fig1b_scenario(args, scheme, weight_s0, seed, delta_us):
         args, leaves=2, spines=2, links_gbps=links, flows=flows, scheme=scheme,
         spine_weights=[weight_s0, 1 - weight_s0], seed=seed, flowlet_timeout_us=delta_us,
         labels={"scheme": scheme, "weight_s0": weight_s0, "seed": seed, "delta_us": delta_us,
-                "source_leaf": 0})
+                "load": args.load, "source_leaf": 0})
 
 
 def _fig1a_scenario(args, scheme, weights, weight_name, seed):
@@ -365,6 +365,43 @@ def exp_delta(args):
     return rows
 
 
+LOADS = (0.1, 0.3, 0.5, 0.7, 0.9)
+LOAD_SCHEMES = ("ecmp", "spray", "letflow")  # per-flow, per-packet, flowlet; all with equal weights
+
+
+def exp_load(args):
+    """Mean FCT against offered load on the asymmetric Fig. 1b topology (the
+    S1 path at half the S0 path's capacity), every scheme with equal weights:
+    per-flow ECMP, per-packet spraying and LetFlow, --workload's flow sizes."""
+    seeds = seeds_of(args)
+    scenarios = [_fig1b_scenario(argparse.Namespace(**{**vars(args), "load": load}), scheme, 0.5, seed,
+                                 args.delta_us)
+                 for load in LOADS for scheme in LOAD_SCHEMES for seed in seeds]
+    results = run_all(scenarios, args.jobs, args.nice, args.out / "load" / "runs")
+    stats = _over_seeds(results, ("load", "scheme"))
+    rows = []
+    for load in LOADS:
+        ecmp = stats[(load, "ecmp")][0]
+        for scheme in LOAD_SCHEMES:
+            runs = [r for r in results if (r["labels"]["load"], r["labels"]["scheme"]) == (load, scheme)]
+            rows.append({"load": load, "scheme": scheme, "granularity": GRANULARITY[scheme],
+                         **_fct_row(stats[(load, scheme)], ecmp), **_run_facts(runs, "L0->S1")})
+    _print_rows(f"Load sweep, {args.workload} (Fig 1b, equal weights; normalised = mean FCT / "
+                "per-flow ECMP's at the same load)", rows)
+    target = _save(args.out, "load", {"runs": results, "rows": rows, "workload": args.workload}, rows, seeds)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for scheme in LOAD_SCHEMES:
+        points = [r for r in rows if r["scheme"] == scheme]
+        ax.errorbar([100 * r["load"] for r in points], [r["mean_fct_ms"] for r in points],
+                    yerr=[2 * (r["se_ms"] or 0) for r in points], fmt="o-", capsize=3,
+                    label=f"{GRANULARITY[scheme]} (mean ± 2 s.e.)")
+    ax.set_yscale("log")
+    _save_plot(fig, ax, "offered load (% of the fabric's capacity)", "mean FCT (ms)",
+               target / "load_sweep.png", f"Fig. 1b, equal weights, {args.workload}; {_seeds_caption(seeds)}")
+    return rows
+
+
 def exp_elasticity(args):
     """Section 4.1 / Fig. 5: 25 long-lived flows over a 40 and a 10 Gbps path,
     window 256 KB, Delta 200 us, base RTT ~50 us, buffers too large to drop."""
@@ -489,7 +526,7 @@ def _print_rows(title, rows):
 
 
 EXPERIMENTS = {"fig1a": exp_fig1a, "weights": exp_weights,
-               "elasticity": exp_elasticity, "delta": exp_delta, "markov": exp_markov}
+               "elasticity": exp_elasticity, "delta": exp_delta, "load": exp_load, "markov": exp_markov}
 
 
 def parse_args(argv=None):
