@@ -320,10 +320,9 @@ _ALLOWED_TCP = '/proc/sys/net/ipv4/tcp_allowed_congestion_control'
 
 def hosts_tcp(net, congestion=None):
     """Every host's default TCP congestion control is ``congestion`` (by
-    default HOST_TCP). A
-    namespace other than the machine's may choose only one the machine
-    allows, so it is allowed while the hosts choose it, and the machine's
-    list put back at once (a namespace keeps what it chose)."""
+    default HOST_TCP). A namespace other than the machine's may choose only
+    one the machine allows, so it is allowed while the hosts choose it, and
+    the machine's list put back at once (a namespace keeps what it chose)."""
     congestion = congestion or HOST_TCP
     with open('/proc/sys/net/ipv4/tcp_available_congestion_control') as available:
         if congestion not in available.read().split():

@@ -5,6 +5,7 @@ import json
 import time
 import urllib.request
 
+from scripts.argtypes import positive
 from scripts.fattree.bisection_measure import measure
 from scripts.fattree.patterns import label
 from scripts.emulator.fidelity import verdict
@@ -24,12 +25,12 @@ MININET_PREFIX = 'bx'  # fat-tree node names in Mininet: bxe0_0, bxh0_0_2, ...
 # On two private daemons two-level routing on Stride(4) at 20 Mbit/s carried
 # more (270 Mbit/s of 16 flows against 237), but two busy daemons' poll loops
 # take both cores at any rate: the machine was 0-5% idle at 5 Mbit/s, where
-# one daemon leaves it 40% idle, and hosts starved of CPU would go unseen.
+# one daemon leaves it 40% idle, so the verdict's idle-CPU rule marks them all.
 OVS_INSTANCES = 1
 
 
 def add_ovs_instances_argument(p):
-    p.add_argument('--ovs-instances', type=int, default=OVS_INSTANCES,
+    p.add_argument('--ovs-instances', type=positive(int), default=OVS_INSTANCES,
                    help='private Open vSwitch daemons the fat-tree\'s switches are spread over (default %d; '
                         '1: the machine\'s own, with the non-blocking reference)' % OVS_INSTANCES)
 
