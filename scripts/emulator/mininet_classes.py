@@ -315,6 +315,7 @@ def hosts_offloads(net, features):
 # measured) the same run carried 237 Mbit/s, and where the emulator falls
 # behind, packets are lost where the verdict sees them.
 HOST_TCP = 'cubic'
+_AVAILABLE_TCP = '/proc/sys/net/ipv4/tcp_available_congestion_control'
 _ALLOWED_TCP = '/proc/sys/net/ipv4/tcp_allowed_congestion_control'
 
 
@@ -324,7 +325,7 @@ def hosts_tcp(net, congestion=None):
     one the machine allows, so it is allowed while the hosts choose it, and
     the machine's list put back at once (a namespace keeps what it chose)."""
     congestion = congestion or HOST_TCP
-    with open('/proc/sys/net/ipv4/tcp_available_congestion_control') as available:
+    with open(_AVAILABLE_TCP) as available:
         if congestion not in available.read().split():
             raise SetupError('this kernel has no %s TCP congestion control (modprobe tcp_%s)'
                              % (congestion, congestion))

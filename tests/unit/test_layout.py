@@ -42,7 +42,7 @@ PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scr
                 'scripts.fattree.rate_sweep_report', 'scripts.docs',
                 'scripts.kevin.workload', 'scripts.kevin.emulation_stats', 'scripts.fattree.workload_report',
                 'scripts.fattree.installed_check', 'scripts.fattree.fault_campaign_report',
-                'scripts.fattree.fault_events']
+                'scripts.fattree.fault_events', 'scripts.emulator.shaping']
 PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)] + PURE_SCRIPTS
 RUNTIME = module_names('scripts/emulator')
 # What the runtime must not depend on: the experiments and the command line that use it.
