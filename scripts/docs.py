@@ -236,12 +236,15 @@ def _pattern(name):
     return label(name)
 
 
-# The bisection runs the docs show and discuss (seeds summarized together):
-# at 2 Mbit/s, and at the faithful rate of the rate sweep. Named, not "the
-# newest": a run made since, committed or not, changes the docs only when
-# it is named here.
+# The bisection runs the docs show and discuss: at 2 Mbit/s (seeds
+# summarized together), at the faithful rate of the rate sweep, and at
+# 20 Mbit/s on one and on two ovs-vswitchd daemons. Named, not "the newest":
+# a run made since, committed or not, changes the docs only when it is named
+# here.
 BISECTION_RUN = 'results/bisection/20261201-073900'
-BISECTION_FAITHFUL_RUN = 'results/bisection/20261203-181947'
+BISECTION_FAITHFUL_RUN = 'results/bisection/20261203-222606'
+BISECTION_20_RUNS = {'bisection-20-one-daemon': 'results/bisection/20261203-231910',
+                     'bisection-20-two-daemons': 'results/bisection/20261203-232616'}
 
 
 def bisection_run(root, run_dir=BISECTION_RUN):
@@ -264,6 +267,8 @@ def _bisection_table(run_dir, root):
 
 TABLES['bisection'] = functools.partial(_bisection_table, BISECTION_RUN)
 TABLES['bisection-faithful'] = functools.partial(_bisection_table, BISECTION_FAITHFUL_RUN)
+for _name, _run in BISECTION_20_RUNS.items():
+    TABLES[_name] = functools.partial(_bisection_table, _run)
 
 
 # The workload runs the docs show (docs/workload.md), named as the bisection's.

@@ -3,8 +3,10 @@
 this machine (scripts/cluster/containers.py), each with its own
 ovs-vswitchd: build and start time, time to all-pairs reachability,
 aggregate TCP throughput of a random permutation (unshaped, iperf3 -J),
-CPU of each ovs-vswitchd during it, tunnel count, and BFD detection of a
-silent failure of a tunnel. ``--ovs-config`` sets Open_vSwitch
+CPU of each ovs-vswitchd during it, the emulator's fidelity verdict over
+the flows (scripts/emulator/fidelity.py: at full load it is expected to
+find the emulator the limit, which is what this measures), tunnel count,
+and BFD detection of a silent failure of a tunnel. ``--ovs-config`` sets Open_vSwitch
 other_config on the container servers before their ovs-vswitchd starts
 (e.g. userspace-tso-enable=true, read only at start).
 
@@ -22,13 +24,16 @@ import argparse
 import csv
 import json
 import os
+import re
 import statistics
+import subprocess
 import time
 
 from scripts.cluster.measure_report import LOCAL, markdown, throughput_markdown
 from controller.fattree import APP, READY_PATH
 from scripts.emulator import faults, traffic
 from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
+from scripts.emulator.fidelity import FidelityMonitor, describe, verdict
 from scripts.cluster.containers import ContainerServers, ServerSpec
 from scripts.cluster.net import ClusterFabric
 from scripts.cluster.sites import TUNNEL_KINDS
@@ -40,14 +45,49 @@ from topologies.fattree import FatTree, check_k
 
 CLK_TCK = os.sysconf('SC_CLK_TCK')
 # $OVS_RUNDIR: a private daemon's (scripts/emulator/ovs/instances.py) when its sites run the command
-VSWITCHD_TICKS = 'cut -d" " -f14,15 /proc/$(cat ${OVS_RUNDIR:-/run/openvswitch}/ovs-vswitchd.pid)/stat'
+VSWITCHD_PROC = '/proc/$(cat ${OVS_RUNDIR:-/run/openvswitch}/ovs-vswitchd.pid)'
+VSWITCHD_TICKS = 'cut -d" " -f14,15 %s/stat' % VSWITCHD_PROC
+VSWITCHD_NETNS = 'readlink %s/ns/net' % VSWITCHD_PROC
 KEY = ('k', 'servers', 'tunnel', 'ovs_config', 'ovs_instances')
+OMIT_S = 1  # iperf3 -O: TCP's slow start left out
+SERVER_WAIT_S = 5.0  # the iperf3 servers' time to listen, hosts on container servers reached by ssh
 
 
 def vswitchd_ticks(fabric):
     """[user+system clock ticks so far of each server's ovs-vswitchd]."""
     return [sum(int(t) for t in fabric.sites.run(server, 'sh', '-c', VSWITCHD_TICKS).stdout.split())
             for server in fabric.sites.servers()]
+
+
+def unwatched_daemons(fabric, pids):
+    """The sites of ``fabric`` whose ovs-vswitchd a FidelityMonitor that
+    watched ``pids`` could not judge: not among them, or its network
+    namespace not enterable (where its packet sockets' drops are read).
+    Each of the fabric's daemons has a network namespace of its own (the
+    machine's, a private instance's, a container server's), the same from
+    every PID and mount namespace, so that is what identifies it."""
+    watched = {}
+    for pid in pids:
+        try:
+            watched.setdefault(os.readlink('/proc/%d/ns/net' % pid), pid)
+        except OSError:
+            continue
+    unwatched = []
+    for server in fabric.sites.servers():
+        pid = watched.get(fabric.sites.run(server, 'sh', '-c', VSWITCHD_NETNS).stdout.strip())
+        if pid is None or subprocess.run(['nsenter', '--net=/proc/%d/ns/net' % pid, 'true'],
+                                        stderr=subprocess.DEVNULL, timeout=10).returncode:
+            unwatched.append('this machine' if server is None else str(server))
+    return unwatched
+
+
+def judged(fidelity, unwatched):
+    """``fidelity`` (a verdict) with the daemons it could not see: a run
+    judged without one of them is not called faithful."""
+    if not unwatched:
+        return dict(fidelity, unwatched_daemons=[])
+    return dict(fidelity, unwatched_daemons=unwatched, ok=False,
+                limited_by=fidelity.get('limited_by', []) + ['ovs-vswitchd not watched: ' + ', '.join(unwatched)])
 
 
 def bfd_detection_s(topo, fabric, timeout=30):
@@ -78,14 +118,21 @@ def run_fabric(topo, fabric, began, seconds, seed):
     pairs = patterns.seeded('random', topo, seed)
     flaps = bfd_sessions.flaps(topo, fabric.sites)
     ticks = vswitchd_ticks(fabric)
+    monitor = FidelityMonitor(settle_s=SERVER_WAIT_S + OMIT_S).start()  # the flows' window
     flow_started = time.time()
-    reports = traffic.iperf3_flows(fabric.net, pairs, seconds, omit=1, server_wait_s=5.0)
+    try:
+        reports = traffic.iperf3_flows(fabric.net, pairs, seconds, omit=OMIT_S, server_wait_s=SERVER_WAIT_S)
+    finally:
+        figures = monitor.stop()
     elapsed = time.time() - flow_started
+    fidelity = judged(verdict(figures), unwatched_daemons(fabric, monitor.pids))
     rates = [traffic.received_mbps(r) for r in reports]
     # down and up again count two: false failures under the load, halved
     false_failures = (bfd_sessions.flaps(topo, fabric.sites) - flaps) // 2
     cpu = [round(100.0 * (now - before) / CLK_TCK / elapsed, 1)
            for before, now in zip(ticks, vswitchd_ticks(fabric))]
+    progress('%d flows: TCP sum %.1f Mbit/s, ovs-vswitchd %s%% of a core; emulator %s'
+             % (len(pairs), sum(rates), ' / '.join('%.0f' % c for c in cpu), describe(fidelity)))
     tunnels = getattr(fabric, 'tunnels', [])
     inject_s, bfd_s = bfd_detection_s(topo, fabric) if tunnels else (None, None)
     return {'switches': len(topo.switches), 'hosts': len(hosts), 'tunnels': len(tunnels),
@@ -97,7 +144,7 @@ def run_fabric(topo, fabric, began, seconds, seed):
             'flow_mbps_min_median_max': [round(v, 1) for v in (min(rates), statistics.median(rates), max(rates))],
             'vswitchd_cpu_pct': cpu, 'bfd_false_failures_under_load': false_failures,
             'tunnel_failure_injection_s': inject_s and round(inject_s, 2),
-            'bfd_down_seen_within_s': bfd_s and round(bfd_s, 2)}
+            'bfd_down_seen_within_s': bfd_s and round(bfd_s, 2), 'fidelity': fidelity}
 
 
 def measure(k, servers, seconds, seed, tunnel, ovs_config, ovs_instances=1):
@@ -145,15 +192,35 @@ def median(values):
     return round(statistics.median(values), 2)
 
 
+def reason_kind(reason):
+    """A fidelity reason without its run's figures: 'machine idle',
+    'ovs-vswitchd dropped', ..."""
+    return re.match(r'[^\d:]*', reason).group().strip()
+
+
+def emulator_summary(runs):
+    """How many of ``runs`` have a fidelity verdict, how many of those the
+    emulator limited, and the kinds of reason it gave."""
+    verdicts = [run['fidelity'] for run in runs if 'fidelity' in run]
+    limited = [fidelity for fidelity in verdicts if not fidelity['ok']]
+    return {'runs_judged': len(verdicts), 'runs_limited': len(limited),
+            'limited_by': sorted({reason_kind(reason) for fidelity in limited for reason in fidelity['limited_by']})}
+
+
 def combined(runs):
     """One row from the rows of repeated runs of one configuration: what
     differs between the runs that did not fail is their median; every run
-    is kept under ``runs``, and a run's failure under ``failed_runs``."""
+    is kept under ``runs``, and a run's failure under ``failed_runs``. The
+    runs' fidelity verdicts are counted under ``emulator`` (each stays with
+    its run; a single run's is the row's)."""
     done = [run for run in runs if 'failure' not in run] or runs[:1]
     row = {}
     for key, first in done[0].items():
+        if key == 'fidelity' and len(runs) > 1:
+            continue
         values = [run[key] for run in done]
         row[key] = first if key in KEY or all(value == first for value in values) else median(values)
+    row['emulator'] = emulator_summary(runs)
     failures = [run['failure'] for run in runs if 'failure' in run]
     if failures:
         row['failed_runs'] = failures
@@ -196,7 +263,8 @@ def write(rows, out):
         writer.writerow(columns)
         for row in rows:
             value = [row.get(c) for c in columns]
-            writer.writerow(['/'.join(map(str, v)) if isinstance(v, list) else v for v in value])
+            writer.writerow(['/'.join(map(str, v)) if isinstance(v, list) else
+                             json.dumps(v) if isinstance(v, dict) else v for v in value])
 
 
 def main(argv=None):

@@ -205,3 +205,28 @@ def verdict(figures_of_run, reference_pct=None):
     if reasons:
         result['limited_by'] = reasons
     return result
+
+
+def describe(fidelity):
+    """A run's verdict in a line: 'faithful' or the reasons it was not."""
+    return 'faithful' if fidelity['ok'] else 'EMULATOR-LIMITED (%s)' % '; '.join(fidelity['limited_by'])
+
+
+def run_faithful(run):
+    """Whether a run's fidelity verdict holds (runs recorded before verdicts
+    existed count as such)."""
+    return run.get('fidelity', {}).get('ok', True)
+
+
+def verdict_cell(judged, limited, total):
+    """The emulator's verdict over ``total`` runs, ``judged`` of them with a
+    verdict and ``limited`` of those limited, as a table cell (pure)."""
+    if not judged:
+        return 'not judged'
+    return 'faithful' if not limited else 'LIMITED %d/%d runs' % (limited, total)
+
+
+def runs_verdict_cell(runs):
+    """``verdict_cell`` over a list of runs, each with its ``fidelity``."""
+    return verdict_cell(sum(1 for r in runs if 'fidelity' in r),
+                        sum(1 for r in runs if not run_faithful(r)), len(runs))

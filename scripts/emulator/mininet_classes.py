@@ -317,6 +317,26 @@ def hosts_offloads(net, features):
 HOST_TCP = 'cubic'
 _AVAILABLE_TCP = '/proc/sys/net/ipv4/tcp_available_congestion_control'
 _ALLOWED_TCP = '/proc/sys/net/ipv4/tcp_allowed_congestion_control'
+# the machine's network namespace: kthreadd's (init, pid 1, may refuse to be
+# entered, as on these machines)
+_MACHINE_NETNS = '/proc/2/ns/net'
+
+
+def _set_allowed_tcp(text):
+    """Writes the machine's list of allowed congestion controls. It is
+    read-only from any other network namespace (a fabric run inside a
+    private Open vSwitch's, scripts/emulator/ovs/private_ovs.sh exec), so
+    there it is written in the machine's."""
+    try:
+        with open(_ALLOWED_TCP, 'w') as f:
+            f.write(text)
+    except PermissionError:
+        done = subprocess.run(['nsenter', '--net=' + _MACHINE_NETNS, 'sysctl', '-q', '-w',
+                               'net.ipv4.tcp_allowed_congestion_control=' + text],
+                              capture_output=True, text=True, timeout=10)
+        if done.returncode:
+            raise SetupError("cannot set the machine's allowed TCP congestion controls to '%s' "
+                             'from this network namespace: %s' % (text, done.stderr.strip()))
 
 
 def hosts_tcp(net, congestion=None):
@@ -332,16 +352,14 @@ def hosts_tcp(net, congestion=None):
     with open(_ALLOWED_TCP) as f:
         allowed = f.read().strip()
     if congestion not in allowed.split():
-        with open(_ALLOWED_TCP, 'w') as f:
-            f.write('%s %s' % (allowed, congestion))
+        _set_allowed_tcp('%s %s' % (allowed, congestion))
     try:
         for host in net.hosts:
             host.sendCmd('sysctl -q -w net.ipv4.tcp_congestion_control=%s 2>&1' % congestion)
         failed = {host.name: host.waitOutput().strip() for host in net.hosts}
     finally:
         if congestion not in allowed.split():
-            with open(_ALLOWED_TCP, 'w') as f:
-                f.write(allowed)
+            _set_allowed_tcp(allowed)
     failed = {name: out for name, out in failed.items() if out}
     if failed:
         name, out = next(iter(failed.items()))

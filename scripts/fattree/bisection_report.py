@@ -6,6 +6,7 @@ import json
 import os
 import statistics
 
+from scripts.emulator.fidelity import run_faithful, verdict_cell
 from scripts.fattree.fair_share import two_level_fair_share
 from scripts.fattree.patterns import label, seeded
 from topologies.fattree import FatTree
@@ -103,19 +104,11 @@ def summarize(runs, config):
     return summary
 
 
-def run_faithful(run):
-    """Whether a run's fidelity verdict holds (runs recorded before verdicts existed count as such)."""
-    return run.get('fidelity', {}).get('ok', True)
-
-
 def fidelity_cell(summary, pattern):
     """The emulator's verdict over every run of ``pattern``, as a table cell."""
     rows = [r for (p, _), r in summary.items() if p == pattern]
-    judged, limited = sum(r['runs_judged'] for r in rows), sum(r['runs_limited'] for r in rows)
-    runs = sum(r['runs_total'] for r in rows)
-    if not judged:
-        return 'not judged'
-    return 'faithful' if not limited else 'LIMITED %d/%d runs' % (limited, runs)
+    return verdict_cell(sum(r['runs_judged'] for r in rows), sum(r['runs_limited'] for r in rows),
+                        sum(r['runs_total'] for r in rows))
 
 
 def _flag(row):

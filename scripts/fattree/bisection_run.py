@@ -8,7 +8,7 @@ import urllib.request
 from scripts.argtypes import positive
 from scripts.fattree.bisection_measure import measure
 from scripts.fattree.patterns import label
-from scripts.emulator.fidelity import verdict
+from scripts.emulator.fidelity import describe, verdict
 from scripts.emulator.ports import free_port
 from scripts.emulator.traffic import TransferError
 from topologies.fattree import FatTree
@@ -190,5 +190,4 @@ def run_experiment(config, flows_of, record, progress):
                              'ovs-vswitchd %s%%, RTT %s ms (idle %s): %s'
                              % (scheme, label(pattern), seed, sum(rates), fidelity['idle_pct_median'],
                                 fidelity['daemon_busy_pct_median'], fidelity['probe_rtt_ms_median'],
-                                fidelity['idle_rtt_ms'], 'faithful' if fidelity['ok'] else
-                                'EMULATOR-LIMITED (%s)' % '; '.join(fidelity['limited_by'])))
+                                fidelity['idle_rtt_ms'], describe(fidelity)))

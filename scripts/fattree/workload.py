@@ -138,7 +138,7 @@ def fail_links(fabrics, links, progress):
 def run_experiment(config, topo, cdf, record, progress):
     """For each seed and load, every scheme in turn on the same flows
     (the non-blocking reference first)."""
-    from scripts.emulator.fidelity import verdict
+    from scripts.emulator.fidelity import describe, verdict
     from scripts.fattree.bisection_run import Fabrics
     with Fabrics(config, progress) as fabrics:
         if config['fail'] and fabrics.fattree:
@@ -160,8 +160,7 @@ def run_experiment(config, topo, cdf, record, progress):
                     progress('%s, load %g, seed %d: %d of %d flows finished, slowdown median %s, emulator %s'
                              % (scheme, load, seed, run['finished'], run['flows'],
                                 '%.2f' % slowdowns[len(slowdowns) // 2] if slowdowns else '-',
-                                'faithful' if run['fidelity']['ok'] else
-                                'LIMITED (%s)' % '; '.join(run['fidelity']['limited_by'])))
+                                describe(run['fidelity'])))
 
 
 def run_from_args(args, progress=None):

@@ -11,6 +11,7 @@ from controller.kevin.distda import DistDaAgent
 from controller.kevin.scheduler import DaScheduler
 from scripts.emulator import traffic
 from scripts.emulator.cpu_sample import CpuSample
+from scripts.emulator.fidelity import FidelityMonitor, describe, verdict
 from scripts.kevin.emulation_stats import da_ready_s, ping_summary
 from scripts.emulator.ports import free_port
 from topologies.kevin import Kevin, KevinParameterError, address_str, host_name
@@ -77,6 +78,7 @@ def run_scheme(scheme, rep, seed, args, kevin, elephants, mice):
                     ['iperf3', '-s', '-1', '-p', str(IPERF_PORT + i)]))
             time.sleep(1)  # servers listening
             cpu = CpuSample().start()
+            monitor = FidelityMonitor(settle_s=1).start()  # as iperf3's first second, TCP's slow start
             started = time.monotonic()
             mice_hosts = [(host_name(s, mice_host), host_name(t, mice_host)) for s, t in mice]
             mice_procs = [traffic.start_ping(net, src, dst, ['-q', '-i', str(MICE_INTERVAL_S), '-s',
@@ -101,6 +103,8 @@ def run_scheme(scheme, rep, seed, args, kevin, elephants, mice):
             mice_out = [traffic.ping_output(src, dst, proc, args.duration + 10)
                         for (src, dst), proc in zip(mice_hosts, mice_procs)]
             run['cpu'] = cpu.stop()
+            run['fidelity'] = verdict(monitor.stop())
+            progress('%s: %s' % (scheme, describe(run['fidelity'])))
         finally:
             for proc in procs:
                 if proc.poll() is None:

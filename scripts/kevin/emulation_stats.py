@@ -5,6 +5,7 @@ import re
 import statistics
 
 from controller.kevin.routing import KevinRouting
+from scripts.emulator.fidelity import run_faithful, runs_verdict_cell
 from topologies.kevin import address_str
 
 
@@ -46,12 +47,16 @@ def _mean(values):
 
 
 def summarise(runs, scheme):
-    """One table row: means over repetitions (sums over elephants per run)."""
-    runs = [r for r in runs if r['scheme'] == scheme]
+    """One table row: means over repetitions (sums over elephants per run).
+    A run the emulator limited is left out unless every run was (then the
+    row says so)."""
+    all_runs = [r for r in runs if r['scheme'] == scheme]
+    runs = [r for r in all_runs if run_faithful(r)] or all_runs
     elephants = [e for r in runs for e in r['elephants']]
     mice = [m for r in runs for m in r['mice']]
     sent = sum(m['sent'] for m in mice)
     row = {'scheme': scheme, 'reps': len(runs), 'seeds': ' '.join(str(r['seed']) for r in runs),
+           'emulator': runs_verdict_cell(all_runs),
            'tors_before': _mean(e['tors_before'] for e in elephants),
            'tors_after': _mean(e['tors_after'] for e in elephants),
            'da_ready_mean_s': _mean(e['da_ready_s'] for e in elephants),

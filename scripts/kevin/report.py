@@ -67,21 +67,21 @@ def _fmt(value, spec='%.1f'):
 
 def print_emulation_table(rows):
     print('\nmeans over the runs of each scheme (seeds per row in the CSV)')
-    print('%-7s %11s %10s %11s %17s %9s %13s %9s %5s %8s' % (
+    print('%-7s %11s %10s %11s %17s %9s %13s %9s %5s %8s  %s' % (
         'scheme', 'ToRs before', 'ToRs after', 'DA ready s', 'elephant Mbit/s', 'min flow',
-        'mice RTT/loss', 'CPU busy', 'load', 'bridges'))
+        'mice RTT/loss', 'CPU busy', 'load', 'bridges', 'emulator'))
     print('%-7s %11s %10s %11s %17s %9s %13s %9s %5s %8s' % (
         '', '(mean)', '(mean)', '(mean/max)', 'sum: all/2nd half', 'Mbit/s', 'ms / %', '%', '1m',
         '(max)'))
     for row in rows:
-        print('%-7s %11s %10s %11s %17s %9s %13s %9s %5s %8s' % (
+        print('%-7s %11s %10s %11s %17s %9s %13s %9s %5s %8s  %s' % (
             row['scheme'], _fmt(row['tors_before'], '%.2f'), _fmt(row['tors_after'], '%.2f'),
             '%s/%s' % (_fmt(row['da_ready_mean_s']), _fmt(row['da_ready_max_s'])),
             '%s/%s' % (_fmt(row['elephant_mbps_sum']), _fmt(row['elephant_mbps_sum_second_half'])),
             _fmt(row['elephant_mbps_min']),
             '%s/%s' % (_fmt(row['mice_rtt_ms']), _fmt(row['mice_loss_pct'])),
             _fmt(row['cpu_busy_pct'], '%.0f'), _fmt(row['loadavg_1m'], '%.1f'),
-            row['ovs_bridges_max']))
+            row['ovs_bridges_max'], row['emulator']))
     for row in rows:
         if row['scheme'] == 'distda':
             print('DistDA messages sent/received: %s; elephant detection to PortApprove %s s' % (
@@ -98,10 +98,10 @@ def markdown_emulation(rows):
     lines = ['| scheme | repetitions (seeds) | ToRs on elephant path before -> after (TTL) '
              '| elephant start -> DA link in table, s (mean / max) '
              '| elephant Mbit/s, sum over the elephants (whole run / 2nd half) | per repetition | slowest elephant Mbit/s '
-             '| mice RTT ms / loss % | load average, CPU busy % |',
-             '|' + '---|' * 9]
+             '| mice RTT ms / loss % | load average, CPU busy % | emulator |',
+             '|' + '---|' * 10]
     for row in rows:
-        lines.append('| %s | %d (%s) | %s -> %s | %s | %s / %s | %s | %s | %s / %s | %s, %s |' % (
+        lines.append('| %s | %d (%s) | %s -> %s | %s | %s / %s | %s | %s | %s / %s | %s, %s | %s |' % (
             names.get(row['scheme'], row['scheme']), row['reps'], row['seeds'],
             _fmt(row['tors_before'], '%.3g'), _fmt(row['tors_after'], '%.3g'),
             '-' if row['da_ready_mean_s'] is None else '%.1f / %.1f' % (row['da_ready_mean_s'],
@@ -109,7 +109,8 @@ def markdown_emulation(rows):
             _fmt(row['elephant_mbps_sum']), _fmt(row['elephant_mbps_sum_second_half']),
             ', '.join('%.1f' % x for x in row['elephant_mbps_sum_per_rep']),
             _fmt(row['elephant_mbps_min']), _fmt(row['mice_rtt_ms'], '%.0f'), _fmt(row['mice_loss_pct']),
-            _fmt(row['loadavg_1m']), _fmt(row['cpu_busy_pct'], '%.0f')))
+            _fmt(row['loadavg_1m']), _fmt(row['cpu_busy_pct'], '%.0f'),
+            row.get('emulator', 'not judged')))  # rows recorded before verdicts existed have none
     return '\n'.join(lines)
 
 

@@ -14,7 +14,8 @@ emulated K-ary N-Bridge (Mininet + userspace OVS + controller.nbridge.app).
    ("renewed").
 Reports failed pairs per phase (target: zero), the switch hops of the pairs
 whose path crosses the target (64 - received TTL) before and after the
-shield against what the model predicts, and their one-way latency.
+shield against what the model predicts, their one-way latency, and whether
+the emulator kept up over the whole AlltoAll (scripts/emulator/fidelity.py).
 """
 import argparse
 import json
@@ -26,6 +27,7 @@ import sys
 import time
 
 from controller.nbridge.routing import NBridgeRouting
+from scripts.emulator.fidelity import FidelityMonitor, describe, verdict
 from topologies.walk import walk
 from topologies.nbridge import NBridge, format_coords
 
@@ -141,6 +143,8 @@ def run_phases(fabric, topo, target, phase_s=5.0, period=0.2, size=1000, rest_po
     reach_s = wait_all_pairs(fabric.net, nodes, deadline_s=120, progress=log)
     log('node list all-pairs reachable after %.1f s' % reach_s)
     alltoall = AllToAll(fabric.net, nodes, period=period, size=size, log=log).start()
+    # every phase and transition, not the agents' start-up
+    monitor = FidelityMonitor().start()
     phases = [('normal', alltoall.start_time)]
     try:
         alltoall.pump(phase_s)
@@ -155,6 +159,7 @@ def run_phases(fabric, topo, target, phase_s=5.0, period=0.2, size=1000, rest_po
             alltoall.pump(phase_s)
         alltoall.pump(alltoall.deadline)  # the last blocks' deadline: they count
     finally:
+        figures = monitor.stop()
         alltoall.stop()
     return {'fabric': topo.name, 'target': format_coords(target), 'nodes': len(nodes),
             'pairs': len(nodes) * (len(nodes) - 1), 'crossing_pairs': len(crossing),
@@ -163,6 +168,8 @@ def run_phases(fabric, topo, target, phase_s=5.0, period=0.2, size=1000, rest_po
             'phases': phase_stats(alltoall.blocks, phases, crossing, period),
             'lost': {'%s->%s' % pair: times for pair, times in sorted(alltoall.summary().items())},
             'late_blocks': len(alltoall.late),
+            # no non-blocking reference runs here: the verdict rests on the machine's headroom
+            'fidelity': verdict(figures),
             # nothing here is drawn at random: shape and target fix the node list and phases
             'seeds': []}
 
@@ -187,25 +194,35 @@ def run_experiment(shape=(4, 3), q=1, hosts_per_leaf=1, target=None, phase_s=5.0
     return result
 
 
+def emulator_verdict(result):
+    """Whether the emulator limited the run, in words (its ``fidelity``
+    verdict); runs recorded before the verdict existed have none."""
+    fidelity = result.get('fidelity')
+    if fidelity is None:
+        return 'not judged'
+    return 'faithful' if fidelity['ok'] else 'LIMITED: ' + '; '.join(fidelity['limited_by'])
+
+
 def markdown(results):
     """The README's table, one row per finished run (``--json`` files)."""
     phases = ('normal', 'shielded', 'off', 'on', 'renewed')
     lines = ['| fabric, target | nodes / pairs / crossing | build (s) | load average before, after '
              '| failed pairs per phase (normal, shielded, off, on, renewed) | blocks lost / sent '
              '| crossing pairs\' switch hops, normal -> shielded '
-             '| crossing one-way latency, median (ms): normal, shielded, renewed |',
-             '|' + '---|' * 8]
+             '| crossing one-way latency, median (ms): normal, shielded, renewed | emulator |',
+             '|' + '---|' * 9]
     for r in results:
         stats = r['phases']
         crossing = {phase: stats[phase]['crossing'] for phase in phases}
-        lines.append('| %s, %s | %d / %d / %d | %s | %s | %s | %d / %d | %s -> %s | %s |' % (
+        lines.append('| %s, %s | %d / %d / %d | %s | %s | %s | %d / %d | %s -> %s | %s | %s |' % (
             r['fabric'], r['target'], r['nodes'], r['pairs'], r['crossing_pairs'], r['build_s'],
             ', '.join('%.2f' % x for x in r['loadavg_1m']),
             ', '.join(str(len(stats[phase]['failed_pairs'])) for phase in phases),
             sum(stats[phase]['lost_blocks'] for phase in phases), sum(stats[phase]['blocks'] for phase in phases),
             ','.join(map(str, crossing['normal']['hops'])), ','.join(map(str, crossing['shielded']['hops'])),
             ', '.join('%.1f' % (crossing[phase]['median_latency_us'] / 1000)
-                      for phase in ('normal', 'shielded', 'renewed'))))
+                      for phase in ('normal', 'shielded', 'renewed')),
+            emulator_verdict(r)))
     return '\n'.join(lines)
 
 
@@ -232,6 +249,10 @@ def print_report(result, out=print):
         if lost else 'none'))
     out('build %s s; total failed pairs %d' % (
         result.get('build_s', '-'), len({tuple(p) for s in result['phases'].values() for p in s['failed_pairs']})))
+    fidelity = result['fidelity']
+    out('emulator over the AlltoAll: machine idle %s%% (median), busiest ovs-vswitchd %s%% of a core (median), '
+        'its packet sockets dropped %s: %s' % (fidelity['idle_pct_median'], fidelity['daemon_busy_pct_median'],
+                                              fidelity['daemon_socket_drops'], describe(fidelity)))
 
 
 def coordinates(text):

@@ -94,3 +94,5 @@ def test_paper_experiment_loses_no_pair(fabric3x3):
     for phase in ('shielded', 'off', 'on'):
         assert result['phases'][phase]['crossing']['hops'] == [7, 9], phase
     assert result['phases']['renewed']['crossing']['hops'] == [5]
+    # the verdict covers the five 4-s phases, not only the first
+    assert result['fidelity']['seconds'] >= 15 and 'ok' in result['fidelity']

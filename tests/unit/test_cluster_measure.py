@@ -1,10 +1,13 @@
 """scripts/cluster/measure.py: rows of one configuration per command are
-merged into the results; arguments are checked."""
+merged into the results; arguments are checked; the emulator's verdicts
+on repeated runs are counted in the row and its table cell."""
 import argparse
 
 import pytest
 
-from scripts.cluster.measure import LOCAL, combined, config_arg, merged, servers_arg
+from scripts.cluster.measure import LOCAL, combined, config_arg, judged, merged, servers_arg
+from scripts.cluster.measure_report import emulator_cell, markdown, throughput_markdown
+from scripts.emulator.fidelity import verdict
 
 
 def row(k, servers, config='', mbps=1.0):
@@ -54,3 +57,53 @@ def test_a_failed_run_is_kept_and_left_out_of_the_medians():
     assert 'failure' not in result and len(result['runs']) == 3
     only_failed = combined(runs[1:2])
     assert only_failed['failure'] == '96 pairs unreachable' and 'aggregate_mbps' not in only_failed
+
+
+def judged_run(mbps, idle=50.0, socket_drops=0):
+    figures = {'idle_pct_median': idle, 'daemon_socket_drops': socket_drops}
+    return dict(row(4, LOCAL, mbps=mbps), vswitchd_cpu_pct=[90.0], tunnels=0, fidelity=judged(verdict(figures), []))
+
+
+def test_the_limited_runs_are_counted_with_what_limited_them():
+    runs = [judged_run(500.0, socket_drops=1200), judged_run(600.0, idle=3.0, socket_drops=40),
+            judged_run(550.0, socket_drops=7)]
+    result = combined(runs)
+    assert result['emulator'] == {'runs_judged': 3, 'runs_limited': 3,
+                                  'limited_by': ['machine idle', 'ovs-vswitchd dropped']}
+    assert 'fidelity' not in result and result['runs'][1]['fidelity']['daemon_socket_drops'] == 40
+    assert emulator_cell(result) == 'LIMITED 3/3 runs: machine idle; ovs-vswitchd dropped'
+    assert result['aggregate_mbps'] == 550.0
+
+
+def test_faithful_runs_and_a_failed_one():
+    failed = dict(row(4, LOCAL), failure='16 pairs unreachable')
+    del failed['aggregate_mbps']
+    result = combined([judged_run(500.0), failed, judged_run(700.0)])
+    assert result['emulator'] == {'runs_judged': 2, 'runs_limited': 0, 'limited_by': []}
+    assert emulator_cell(result) == 'faithful'
+    one_limited = combined([judged_run(500.0), failed, judged_run(700.0, socket_drops=3)])
+    assert emulator_cell(one_limited) == 'LIMITED 1/3 runs: ovs-vswitchd dropped'
+
+
+def test_a_single_run_keeps_its_verdict():
+    result = combined([judged_run(500.0, socket_drops=9)])
+    assert result['fidelity']['limited_by'] == ['ovs-vswitchd dropped 9 packets it did not read in time']
+    assert emulator_cell(result) == 'LIMITED 1/1 runs: ovs-vswitchd dropped'
+
+
+def test_a_daemon_the_monitor_did_not_see_is_named_and_the_run_not_called_faithful():
+    fidelity = judged(verdict({'idle_pct_median': 50.0, 'daemon_socket_drops': 0}), ['192.168.250.12'])
+    assert not fidelity['ok'] and fidelity['unwatched_daemons'] == ['192.168.250.12']
+    assert fidelity['limited_by'] == ['ovs-vswitchd not watched: 192.168.250.12']
+    assert emulator_cell(combined([dict(judged_run(1.0), fidelity=fidelity)])) == \
+        'LIMITED 1/1 runs: ovs-vswitchd not watched'
+    assert judged(verdict({'idle_pct_median': 50.0, 'daemon_socket_drops': 0}), [])['ok']
+
+
+def test_rows_recorded_before_the_verdict_are_not_judged_in_both_tables():
+    old = dict(row(4, LOCAL, mbps=573.7), flows=16, tunnels=0, build_and_start_s=1.1, ready_s=3.0,
+               all_pairs_s=0.1, vswitchd_cpu_pct=[73.0], tunnel_failure_injection_s=None,
+               bfd_down_seen_within_s=None, ovs_instances=1)
+    assert emulator_cell(old) == 'not judged'
+    assert markdown([old]).splitlines()[-1].endswith('| - | - | not judged |')
+    assert throughput_markdown([old]).splitlines()[-1] == '| 4 | 1 | this machine\'s | 16 | 1 | 573.7 | 73 | not judged |'

@@ -1,6 +1,8 @@
 """Every host chooses the fabric's TCP congestion control; the machine's
 list of allowed ones is widened only while they choose, and put back on
 every ending; a host that cannot choose stops the fabric naming it."""
+import subprocess
+
 import pytest
 
 from scripts.emulator import mininet_classes
@@ -50,3 +52,36 @@ def test_a_host_that_cannot_choose_is_named_and_the_list_still_put_back(proc):
 def test_a_congestion_control_the_kernel_lacks_is_refused(proc):
     with pytest.raises(SetupError, match='no vegas TCP congestion control'):
         mininet_classes.hosts_tcp(FakeNet([FakeHost('h1')]), 'vegas')
+
+
+def test_from_another_network_namespace_the_list_is_set_in_the_machines(proc, monkeypatch):
+    """There the file is read-only: the list is written through nsenter, and put back the same way."""
+    real_open, commands = open, []
+
+    def read_only_open(path, mode='r', *args, **kwargs):
+        if path == str(proc) and 'w' in mode:
+            raise PermissionError(13, 'Permission denied', path)
+        return real_open(path, mode, *args, **kwargs)
+
+    def run(cmd, **kwargs):
+        commands.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, '', '')
+    monkeypatch.setattr(mininet_classes, 'open', read_only_open, raising=False)
+    monkeypatch.setattr(mininet_classes.subprocess, 'run', run)
+    mininet_classes.hosts_tcp(FakeNet([FakeHost('h1')]))
+    assert [c[-1] for c in commands] == ['net.ipv4.tcp_allowed_congestion_control=reno bbr cubic',
+                                         'net.ipv4.tcp_allowed_congestion_control=reno bbr']
+    assert all(c[:2] == ['nsenter', '--net=/proc/2/ns/net'] for c in commands)
+
+
+def test_a_list_that_cannot_be_set_anywhere_is_named(proc, monkeypatch):
+    def read_only_open(path, mode='r', *args, **kwargs):
+        if 'w' in mode:
+            raise PermissionError(13, 'Permission denied', path)
+        return open(path, mode, *args, **kwargs)
+    monkeypatch.setattr(mininet_classes, 'open', read_only_open, raising=False)
+    monkeypatch.setattr(mininet_classes.subprocess, 'run', lambda cmd, **kwargs: subprocess.CompletedProcess(
+        cmd, 1, '', 'nsenter: cannot open /proc/2/ns/net: Permission denied'))
+    with pytest.raises(SetupError, match="cannot set the machine's allowed TCP congestion controls to "
+                                         "'reno bbr cubic' from this network namespace: nsenter: cannot open"):
+        mininet_classes.hosts_tcp(FakeNet([FakeHost('h1')]))

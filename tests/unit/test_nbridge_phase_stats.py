@@ -1,6 +1,7 @@
 """The N-Bridge experiment's per-phase figures (scripts.nbridge.leaf_fault.
 phase_stats): which blocks count for a phase's hops, and failed pairs; and
-the README table made from them."""
+the README table made from them, with each run's emulator verdict."""
+from scripts.emulator.fidelity import verdict
 from scripts.nbridge.leaf_fault import markdown, phase_stats
 
 CROSS = ('10.0.0.1', '10.0.0.2')
@@ -48,7 +49,15 @@ def test_markdown_row_from_a_finished_run():
     result = {'fabric': 'nbridge(3x3, Q=1, H=1)', 'target': 'LSW(1,1)', 'nodes': 4, 'pairs': 12,
               'crossing_pairs': 1, 'build_s': 1.8, 'loadavg_1m': [0.5, 0.75],
               'phases': phase_stats(blocks, phases, {CROSS: (5, 7)}, period=0.5)}
-    header, rule, row = markdown([result]).split('\n')
-    assert header.count('|') == rule.count('|') == row.count('|') == 9
-    assert row == ('| nbridge(3x3, Q=1, H=1), LSW(1,1) | 4 / 12 / 1 | 1.8 | 0.50, 0.75 | 0, 0, 0, 0, 0 '
-                   '| 1 / 6 | 5 -> 7 | 2.0, 4.0, 2.0 |')
+    faithful = dict(result, fidelity=verdict({'idle_pct_median': 40.0, 'daemon_socket_drops': 0}))
+    limited = dict(result, fidelity=verdict({'idle_pct_median': 4.0, 'daemon_socket_drops': 12}))
+    header, rule, *rows = markdown([faithful, limited, result]).split('\n')
+    assert header.endswith('| emulator |')
+    assert header.count('|') == rule.count('|') == 10 and all(row.count('|') == 10 for row in rows)
+    measured = ('| nbridge(3x3, Q=1, H=1), LSW(1,1) | 4 / 12 / 1 | 1.8 | 0.50, 0.75 | 0, 0, 0, 0, 0 '
+                '| 1 / 6 | 5 -> 7 | 2.0, 4.0, 2.0 | ')
+    assert rows == [measured + 'faithful |',
+                    measured + 'LIMITED: machine idle 4.0% < 10%; '
+                               'ovs-vswitchd dropped 12 packets it did not read in time |',
+                    # recorded before runs carried a verdict: never shown as faithful
+                    measured + 'not judged |']
