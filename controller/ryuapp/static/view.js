@@ -117,4 +117,21 @@ async function poll() {
   setTimeout(poll, POLL_MS);
 }
 
-fetch('/view/layout').then(reply => reply.json()).then(layout => { draw(layout); poll(); });
+// the layout is fetched until the controller answers: a busy controller's
+// first answer can fail, and the page would otherwise stay empty
+async function start() {
+  for (;;) {
+    try {
+      const reply = await fetch('/view/layout');
+      if (!reply.ok) throw new Error((await reply.json()).error);
+      draw(await reply.json());
+      break;
+    } catch (error) {
+      document.getElementById('status').textContent = 'controller not answering: ' + error.message;
+      await new Promise(resolve => setTimeout(resolve, POLL_MS));
+    }
+  }
+  poll();
+}
+
+start();
