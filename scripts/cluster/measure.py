@@ -33,7 +33,7 @@ from scripts.cluster.measure_report import LOCAL, markdown, throughput_markdown
 from controller.fattree import APP, READY_PATH
 from scripts.emulator import faults, traffic
 from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
-from scripts.emulator.fidelity import FidelityMonitor, describe, verdict
+from scripts.emulator.fidelity import FidelityMonitor, daemon_by_namespace, describe, verdict
 from scripts.cluster.containers import ContainerServers, ServerSpec
 from scripts.cluster.net import ClusterFabric
 from scripts.cluster.sites import TUNNEL_KINDS
@@ -66,12 +66,7 @@ def unwatched_daemons(fabric, pids):
     Each of the fabric's daemons has a network namespace of its own (the
     machine's, a private instance's, a container server's), the same from
     every PID and mount namespace, so that is what identifies it."""
-    watched = {}
-    for pid in pids:
-        try:
-            watched.setdefault(os.readlink('/proc/%d/ns/net' % pid), pid)
-        except OSError:
-            continue
+    watched = daemon_by_namespace(pids)
     unwatched = []
     for server in fabric.sites.servers():
         pid = watched.get(fabric.sites.run(server, 'sh', '-c', VSWITCHD_NETNS).stdout.strip())

@@ -64,16 +64,21 @@ def _pid_ticks(pid):
         return None
 
 
-def daemon_namespaces(pids):
-    """One ovs-vswitchd of each network namespace the daemons ``pids`` run
-    in: the machine's own in this one, private ones in theirs."""
+def daemon_by_namespace(pids):
+    """{network namespace (as /proc/PID/ns/net reads): one of the daemons
+    ``pids`` in it}: the machine's own in this one, private ones in theirs."""
     one_of = {}
     for pid in pids:
         try:
             one_of.setdefault(os.readlink('/proc/%d/ns/net' % pid), pid)
         except OSError:
             continue
-    return sorted(one_of.values())
+    return one_of
+
+
+def daemon_namespaces(pids):
+    """One ovs-vswitchd of each network namespace the daemons ``pids`` run in."""
+    return sorted(daemon_by_namespace(pids).values())
 
 
 def _in_namespace_of(pid, cmd):
