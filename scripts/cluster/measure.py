@@ -24,7 +24,6 @@ import argparse
 import csv
 import json
 import os
-import re
 import statistics
 import subprocess
 import time
@@ -187,27 +186,11 @@ def median(values):
     return round(statistics.median(values), 2)
 
 
-def reason_kind(reason):
-    """A fidelity reason without its run's figures: 'machine idle',
-    'ovs-vswitchd dropped', ..."""
-    return re.match(r'[^\d:]*', reason).group().strip()
-
-
-def emulator_summary(runs):
-    """How many of ``runs`` have a fidelity verdict, how many of those the
-    emulator limited, and the kinds of reason it gave."""
-    verdicts = [run['fidelity'] for run in runs if 'fidelity' in run]
-    limited = [fidelity for fidelity in verdicts if not fidelity['ok']]
-    return {'runs_judged': len(verdicts), 'runs_limited': len(limited),
-            'limited_by': sorted({reason_kind(reason) for fidelity in limited for reason in fidelity['limited_by']})}
-
-
 def combined(runs):
     """One row from the rows of repeated runs of one configuration: what
     differs between the runs that did not fail is their median; every run
-    is kept under ``runs``, and a run's failure under ``failed_runs``. The
-    runs' fidelity verdicts are counted under ``emulator`` (each stays with
-    its run; a single run's is the row's)."""
+    is kept under ``runs``, and a run's failure under ``failed_runs``. Each
+    run keeps its fidelity verdict there (a single run's is the row's)."""
     done = [run for run in runs if 'failure' not in run] or runs[:1]
     row = {}
     for key, first in done[0].items():
@@ -215,7 +198,6 @@ def combined(runs):
             continue
         values = [run[key] for run in done]
         row[key] = first if key in KEY or all(value == first for value in values) else median(values)
-    row['emulator'] = emulator_summary(runs)
     failures = [run['failure'] for run in runs if 'failure' in run]
     if failures:
         row['failed_runs'] = failures

@@ -1,5 +1,5 @@
 """The cluster measurement's tables (pure: the docs render them)."""
-from scripts.emulator.fidelity import verdict_cell
+from scripts.emulator.fidelity import runs_verdict_cell
 
 LOCAL = 'local'  # --servers local: this machine's own Open vSwitch
 
@@ -26,12 +26,10 @@ def runs_cell(row):
 
 
 def emulator_cell(row):
-    """The fidelity verdicts of a row's runs (scripts.cluster.measure.emulator_summary):
-    'faithful', 'LIMITED n/m runs: what limited them', or 'not judged' (rows
-    recorded before the verdict existed, or every run failed)."""
-    summary = row.get('emulator', {'runs_judged': 0, 'runs_limited': 0})
-    cell = verdict_cell(summary['runs_judged'], summary['runs_limited'], len(row.get('runs', [row])))
-    return cell + ': ' + '; '.join(summary['limited_by']) if summary['runs_limited'] else cell
+    """The fidelity verdicts of a row's runs: 'faithful', 'LIMITED n/m runs:
+    what limited them', or 'not judged' (rows recorded before the verdict
+    existed, or every run failed)."""
+    return runs_verdict_cell(row.get('runs', [row]))
 
 
 def throughput_markdown(rows):

@@ -231,7 +231,19 @@ def verdict_cell(judged, limited, total):
     return 'faithful' if not limited else 'LIMITED %d/%d runs' % (limited, total)
 
 
+def reason_kind(reason):
+    """A verdict's reason without its run's figures: 'machine idle',
+    'ovs-vswitchd dropped', ..."""
+    return re.match(r'[^\d:]*', reason).group().strip()
+
+
 def runs_verdict_cell(runs):
-    """``verdict_cell`` over a list of runs, each with its ``fidelity``."""
-    return verdict_cell(sum(1 for r in runs if 'fidelity' in r),
-                        sum(1 for r in runs if not run_faithful(r)), len(runs))
+    """``verdict_cell`` over a list of runs, each with its ``fidelity``
+    (runs without one were recorded before verdicts, or failed), and what
+    limited the limited ones."""
+    limited = [r for r in runs if not run_faithful(r)]
+    cell = verdict_cell(sum(1 for r in runs if 'fidelity' in r), len(limited), len(runs))
+    if not limited:
+        return cell
+    return cell + ': ' + '; '.join(sorted({reason_kind(reason) for r in limited
+                                           for reason in r['fidelity']['limited_by']}))

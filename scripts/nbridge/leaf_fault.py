@@ -27,7 +27,7 @@ import sys
 import time
 
 from controller.nbridge.routing import NBridgeRouting
-from scripts.emulator.fidelity import FidelityMonitor, describe, verdict
+from scripts.emulator.fidelity import FidelityMonitor, describe, runs_verdict_cell, verdict
 from topologies.walk import walk
 from topologies.nbridge import NBridge, format_coords
 
@@ -194,15 +194,6 @@ def run_experiment(shape=(4, 3), q=1, hosts_per_leaf=1, target=None, phase_s=5.0
     return result
 
 
-def emulator_verdict(result):
-    """Whether the emulator limited the run, in words (its ``fidelity``
-    verdict); runs recorded before the verdict existed have none."""
-    fidelity = result.get('fidelity')
-    if fidelity is None:
-        return 'not judged'
-    return 'faithful' if fidelity['ok'] else 'LIMITED: ' + '; '.join(fidelity['limited_by'])
-
-
 def markdown(results):
     """The README's table, one row per finished run (``--json`` files)."""
     phases = ('normal', 'shielded', 'off', 'on', 'renewed')
@@ -222,7 +213,7 @@ def markdown(results):
             ','.join(map(str, crossing['normal']['hops'])), ','.join(map(str, crossing['shielded']['hops'])),
             ', '.join('%.1f' % (crossing[phase]['median_latency_us'] / 1000)
                       for phase in ('normal', 'shielded', 'renewed')),
-            emulator_verdict(r)))
+            runs_verdict_cell([r])))
     return '\n'.join(lines)
 
 

@@ -60,3 +60,13 @@ def test_the_daemons_socket_drops_are_summed_from_ss(monkeypatch):
 def test_daemons_sharing_a_namespace_are_read_once():
     here = os.getpid()
     assert fidelity.daemon_namespaces([here, here, 2 ** 22 + 1]) == [here]  # the last: no such process
+
+
+def test_a_cell_over_runs_counts_the_limited_and_names_what_limited_them():
+    limited = {'ok': False, 'limited_by': ['machine idle 3.0% < 10%',
+                                           'ovs-vswitchd dropped 40 packets it did not read in time']}
+    dropped = {'ok': False, 'limited_by': ['ovs-vswitchd dropped 7 packets it did not read in time']}
+    runs = [{'fidelity': {'ok': True}}, {'fidelity': limited}, {'fidelity': dropped}, {'failure': 'unreachable'}]
+    assert fidelity.runs_verdict_cell(runs) == 'LIMITED 2/4 runs: machine idle; ovs-vswitchd dropped'
+    assert fidelity.runs_verdict_cell(runs[:1]) == 'faithful'
+    assert fidelity.runs_verdict_cell(runs[3:]) == 'not judged'

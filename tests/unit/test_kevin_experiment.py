@@ -102,10 +102,10 @@ def test_report_prints_the_markdown_table_of_a_finished_run(tmp_path, capsys):
     assert header.count('|') == rule.count('|') == none.count('|') == bfs.count('|') == 11
     # its only run limited: shown, and marked as such
     assert none == ('| none (static de Bruijn) | 1 (1) | 4 -> 4 | - | 9.0 / 12.0 | 9.0 | 3.0 | 40 / 1.0 | 1.5, 50 '
-                    '| LIMITED 1/1 runs |')
+                    '| LIMITED 1/1 runs: machine idle |')
     # seed 3's limited run is left out of the means
     assert bfs == ('| BFS-DA-links | 2 (1 2) | 4 -> 2 | 3.5 / 4.0 | 19.5 / 22.5 | 21.0, 18.0 | 6.0 | 40 / 1.0 '
-                   '| 1.5, 50 | LIMITED 1/3 runs |')
+                   '| 1.5, 50 | LIMITED 1/3 runs: machine idle |')
 
 
 def test_a_row_of_runs_recorded_before_verdicts_is_not_judged():
