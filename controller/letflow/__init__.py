@@ -1,5 +1,5 @@
 """LetFlow (Vanini et al., NSDI 2017): the section 4.2 Markov model, as pure
-Python (numpy/scipy). Its flow-size workloads are controller/workloads.py,
+Python (numpy/scipy). Its flow-size workloads are scripts/workloads/,
 shared with the emulated FCT experiment.
 
 The switch logic runs in the ns-3 packet simulator, which is LetFlow's

@@ -142,3 +142,22 @@ def flows(name, topo, rng):
 
 def seeded(name, topo, seed):
     return flows(name, topo, random.Random('%s/%s' % (seed, name)))
+
+
+# The workload experiment's choices of a new flow's destination
+WORKLOAD_PATTERNS = ('all-to-all', 'permutation', 'inter-pod')
+
+
+def peer_chooser(pattern, topo, seed):
+    """f(host index, rng) -> the index of the host a new flow of ``host`` goes to."""
+    hosts = [h.name for h in topo.hosts]
+    if pattern == 'all-to-all':
+        return lambda i, rng: (i + 1 + int(rng.integers(len(hosts) - 1))) % len(hosts)
+    if pattern == 'inter-pod':
+        others = [[j for j, h in enumerate(hosts) if topo.pod_of(h) != topo.pod_of(hosts[i])]
+                  for i in range(len(hosts))]
+        return lambda i, rng: others[i][int(rng.integers(len(others[i])))]
+    if pattern == 'permutation':
+        partner = {hosts.index(s): hosts.index(d) for s, d in seeded('random', topo, seed)}
+        return lambda i, rng: partner[i]
+    raise ValueError('unknown pattern %r; patterns: %s' % (pattern, ', '.join(WORKLOAD_PATTERNS)))

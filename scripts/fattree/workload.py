@@ -1,7 +1,7 @@
 """Flow-completion times under realistic workloads on an emulated k-ary
 fat-tree, every routing scheme, against the non-blocking reference.
 
-Flow sizes come from a published CDF (controller/workloads.py: DCTCP's
+Flow sizes come from a published CDF (scripts/workloads/flow_sizes.py: DCTCP's
 web-search, VL2's data-mining, or a CDF file); every host starts flows with
 Poisson arrivals offering --load of its link rate, each to a peer the
 --pattern picks. Arrivals stop after --seconds; the run then waits at most
@@ -25,13 +25,12 @@ import argparse
 import datetime
 import os
 
-from controller.workloads import CdfError, cdf_of, check_load
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
 from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument
-from scripts.fattree.workload_report import (PATTERNS, default_drain_s, draw_flows, flow_rows, format_table,
-                                             ideal_fct_s, run_counts, summarize, switches_between, write_outputs)
+from scripts.fattree.patterns import WORKLOAD_PATTERNS
+from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
 from topologies.fattree import FatTree
 
 QUEUE_PACKETS = 50
@@ -65,7 +64,7 @@ def add_arguments(p):
     p.add_argument('--load', type=load_fraction, nargs='+', default=[0.5],
                    help='offered load per host as a fraction of its link rate, in (0, 1] (several: a sweep)')
     p.add_argument('--seconds', type=positive(float), default=15, help='seconds of arrivals (default 15)')
-    p.add_argument('--pattern', choices=PATTERNS, default='all-to-all',
+    p.add_argument('--pattern', choices=WORKLOAD_PATTERNS, default='all-to-all',
                    help='where a flow goes: any other host, one fixed host (a random permutation), '
                         'a host in another pod')
     p.add_argument('--schemes', nargs='+', default=list(SCHEMES), choices=SCHEMES,
@@ -87,6 +86,7 @@ def add_arguments(p):
 def base_rtts_s(net, host_of, topo, reference):
     """{switches on the path: idle ping RTT (s)}: one host pair per path length."""
     from scripts.emulator.fidelity import idle_rtt_ms
+    from scripts.fattree.workload_report import switches_between
     hosts = [h.name for h in topo.hosts]
     first = hosts[0]
     pairs = {1: (first, hosts[-1])} if reference else {}
@@ -107,6 +107,7 @@ def measure(net, host_of, topo, flows, scheme, config, progress):
     fidelity figures) of one run."""
     from scripts.emulator.fidelity import FidelityMonitor
     from scripts.emulator.flowgen import run_flows
+    from scripts.fattree.workload_report import ideal_fct_s, switches_between
     reference = scheme == 'nonblocking'
     rtts = base_rtts_s(net, host_of, topo, reference)
 
@@ -140,6 +141,7 @@ def run_experiment(config, topo, cdf, record, progress):
     (the non-blocking reference first)."""
     from scripts.emulator.fidelity import describe, verdict
     from scripts.fattree.bisection_run import Fabrics
+    from scripts.fattree.workload_report import default_drain_s, draw_flows, flow_rows, run_counts
     with Fabrics(config, progress) as fabrics:
         if config['fail'] and fabrics.fattree:
             fail_links(fabrics, config['fail'], progress)
@@ -164,6 +166,8 @@ def run_experiment(config, topo, cdf, record, progress):
 
 
 def run_from_args(args, progress=None):
+    # the report's numeric libraries are loaded only when an experiment runs, not for --help
+    from scripts.fattree.workload_report import format_table, summarize, write_outputs
     if progress is None:
         from scripts.emulator.progress import progress
     seeds = seeds_of(args)

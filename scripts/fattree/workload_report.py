@@ -24,11 +24,11 @@ import os
 
 import numpy as np
 
-from controller.workloads import check_load, host_flows
+from scripts.workloads.arrivals import host_flows
+from scripts.workloads.flow_sizes import check_load
 from scripts.emulator.shaping import burst_bytes
-from scripts.fattree.patterns import seeded
+from scripts.fattree.patterns import peer_chooser
 
-PATTERNS = ('all-to-all', 'permutation', 'inter-pod')
 # (label, smallest size, size it stays below), bytes
 BUCKETS = (('<100KB', 0, 100e3), ('100KB-10MB', 100e3, 10e6), ('>10MB', 10e6, math.inf))
 PAYLOAD_PER_FRAME, FRAME_BYTES = 1448, 1514
@@ -52,21 +52,6 @@ def switches_between(topo, a, b):
     if topo.host_attachment(a)[0] == topo.host_attachment(b)[0]:
         return 1
     return 3 if topo.pod_of(a) == topo.pod_of(b) else 5
-
-
-def peer_chooser(pattern, topo, seed):
-    """f(host index, rng) -> the index of the host a new flow of ``host`` goes to."""
-    hosts = [h.name for h in topo.hosts]
-    if pattern == 'all-to-all':
-        return lambda i, rng: (i + 1 + int(rng.integers(len(hosts) - 1))) % len(hosts)
-    if pattern == 'inter-pod':
-        others = [[j for j, h in enumerate(hosts) if topo.pod_of(h) != topo.pod_of(hosts[i])]
-                  for i in range(len(hosts))]
-        return lambda i, rng: others[i][int(rng.integers(len(others[i])))]
-    if pattern == 'permutation':
-        partner = {hosts.index(s): hosts.index(d) for s, d in seeded('random', topo, seed)}
-        return lambda i, rng: partner[i]
-    raise ValueError('unknown pattern %r; patterns: %s' % (pattern, ', '.join(PATTERNS)))
 
 
 def draw_flows(topo, cdf, load, link_mbps, seconds, pattern, seed):

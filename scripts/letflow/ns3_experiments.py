@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from controller.letflow import markov
-from controller.workloads import poisson_flows, workload
+from scripts.workloads.arrivals import poisson_flows
+from scripts.workloads.flow_sizes import workload
 from scripts.letflow.ns3 import build
 from scripts.letflow.ns3.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
 from scripts.argtypes import add_seed_options, seeds_of

@@ -12,7 +12,8 @@ import time
 import numpy as np
 import pytest
 
-from controller.workloads import DATA_MINING, WEB_SEARCH
+from scripts.fattree.patterns import WORKLOAD_PATTERNS
+from scripts.workloads.flow_sizes import DATA_MINING, WEB_SEARCH
 from scripts.emulator import flowgen
 from scripts.fattree import workload, workload_report as report
 from topologies.fattree import FatTree
@@ -54,7 +55,7 @@ def test_the_same_seed_and_load_draw_the_same_flows():
     assert one != report.draw_flows(TOPO, WEB_SEARCH, 0.3, 10, 20, 'all-to-all', 38)
 
 
-@pytest.mark.parametrize('pattern', report.PATTERNS)
+@pytest.mark.parametrize('pattern', WORKLOAD_PATTERNS)
 def test_patterns_pick_their_peers(pattern):
     flows = report.draw_flows(TOPO, DATA_MINING, 0.9, 1000.0, 5.0, pattern, seed=3)
     assert flows and all(f['src'] != f['dst'] for f in flows)

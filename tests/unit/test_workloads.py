@@ -1,10 +1,11 @@
-"""Flow-size CDFs, CDF files and Poisson arrivals (controller/workloads.py)."""
+"""Flow-size CDFs, CDF files and Poisson arrivals (scripts/workloads/)."""
 
 import numpy as np
 import pytest
 
-from controller.workloads import (DATA_MINING, WEB_SEARCH, CdfError, FlowSizeCdf, cdf_of, check_load,
-                                  host_flows, load_cdf, poisson_flows, workload)
+from scripts.workloads.arrivals import host_flows, poisson_flows, sample_sizes
+from scripts.workloads.flow_sizes import (DATA_MINING, WEB_SEARCH, CdfError, FlowSizeCdf, cdf_of, check_load,
+                                          load_cdf, workload)
 
 
 def test_web_search_mean_is_exact():
@@ -18,7 +19,7 @@ def test_web_search_mean_is_exact():
 
 @pytest.mark.parametrize("cdf", [WEB_SEARCH, DATA_MINING])
 def test_samples_follow_the_cdf(cdf):
-    sizes = cdf.sample(np.random.default_rng(1), 200_000)
+    sizes = sample_sizes(cdf, np.random.default_rng(1), 200_000)
     assert sizes.min() >= cdf.points[0][0] and sizes.max() <= cdf.points[-1][0]
     for size, prob in cdf.points[:-1]:
         assert np.mean(sizes <= size) == pytest.approx(prob, abs=0.005)
@@ -101,7 +102,7 @@ def test_a_cdf_file_in_the_generators_format_loads(tmp_path):
     assert cdf.points[0] == (0, 0) and cdf.points[-1] == (3e7, 1)
     # uniform below 10 KB instead of a point mass there: 750 bytes less on average
     assert cdf.mean_bytes() == pytest.approx(WEB_SEARCH.mean_bytes() - .15 * 5000)
-    sizes = cdf.sample(np.random.default_rng(4), 100_000)
+    sizes = sample_sizes(cdf, np.random.default_rng(4), 100_000)
     assert np.mean(sizes <= 5000) == pytest.approx(.075, abs=0.005)
 
 
