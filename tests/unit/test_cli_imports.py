@@ -8,5 +8,5 @@ def test_help_loads_no_numpy():
     code = ('import sys\nfrom scripts import cli\n'
             'try:\n    cli.main(["--help"])\nexcept SystemExit:\n    pass\n'
             'print("numpy" in sys.modules)')
-    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == 'False'
