@@ -36,7 +36,7 @@ import time
 from controller.fattree import APP as FATTREE_APP, READY_PATH
 from controller.fattree.scheme_parameters import SCHEME_NAMES
 from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
-from scripts.emulator.ovs import instances as ovs_instances
+from scripts.emulator.ovs import daemon_policy
 from scripts.argtypes import fattree_k as _k, non_negative_int, positive as _positive
 from topologies.fattree import FatTree, fattree_size
 
@@ -73,18 +73,16 @@ def _params(args):
     return params
 
 
-def ovs_instance_count(args, topo):
-    """--ovs-instances, or by default by the fabric's switch ports
-    (scripts/emulator/ovs/instances.py); the machine's own Open vSwitch when shaped
-    or spread over servers."""
-    if args.ovs_instances is not None:
-        if args.cluster and args.ovs_instances > 1:
+def ovs_daemons(args, topo):
+    """--ovs-instances, or the daemon policy's choice for this fabric on
+    this machine (scripts/emulator/ovs/daemon_policy.py); with --cluster
+    the servers' own Open vSwitch."""
+    if args.cluster:
+        if args.ovs_instances is not None and args.ovs_instances > 1:
             raise ValueError('--ovs-instances is for one machine: with --cluster every server '
                              'runs its own Open vSwitch')
-        return args.ovs_instances
-    if args.bw or args.cluster:
-        return 1
-    return ovs_instances.default_count_for(topo)
+        return daemon_policy.DaemonChoice(1, "with --cluster every server runs its own Open vSwitch")
+    return daemon_policy.choose_for(topo, args.bw, args.ovs_instances)
 
 
 def bfd_interval(args, topo, daemons):
@@ -105,12 +103,11 @@ def _fabric(args, **kwargs):
         check_memory('fattree(k=%d)' % args.k, switches + hosts, switch_ports)
     topo = FatTree(args.k)
     check_fits(topo, memory=not args.cluster)
-    daemons = ovs_instance_count(args, topo)
-    if daemons > 1:
-        kwargs['ovs_instances'] = daemons
+    daemons = ovs_daemons(args, topo)
     return fabric_class(args, Fabric)(topo, FATTREE_APP, _params(args), ofp_port=args.ofp_port,
-                                      rest_port=args.rest_port, bw=args.bw,
-                                      bfd_ms=bfd_interval(args, topo, daemons), ready_path=READY_PATH, **kwargs)
+                                      rest_port=args.rest_port, bw=args.bw, ovs_instances=daemons,
+                                      bfd_ms=bfd_interval(args, topo, daemons.count), ready_path=READY_PATH,
+                                      **kwargs)
 
 
 def cmd_fault(args):
@@ -301,8 +298,11 @@ def build_parser():
                             % (bfd_policy.FLOOR_MS, bfd_policy.BUDGET_PPS, bfd_policy.MAX_SESSIONS))
         p.add_argument('--ovs-instances', type=_positive(int), metavar='N',
                        help='spread the switches over N private Open vSwitch daemons, each in a '
-                            'namespace of its own (default: one per %d switch ports, so 1 up to k=8 and '
-                            '4 at k=16; 1 with --bw or --cluster)' % ovs_instances.PORTS_PER_INSTANCE)
+                            'namespace of its own (default: by the machine\'s cores and the fabric, '
+                            'printed at start: unshaped one per %d switch ports, so 1 up to k=8 and '
+                            '4 at k=16; shaped by the forwarding the link rate needs, at most one per '
+                            '%d cores; 1 with --cluster)' % (daemon_policy.PORTS_PER_INSTANCE,
+                                                           daemon_policy.CORES_PER_DAEMON))
 
     p = sub.add_parser('run', help='main job: build, check reachability, iperf3, tear down')
     fabric_options(p)

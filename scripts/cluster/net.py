@@ -30,6 +30,7 @@ from scripts.cluster.placement import cross_server_links, nodes_by_server, place
 from scripts.emulator.errors import SetupError
 from scripts.emulator.fabric import Fabric
 from scripts.emulator.mininet_classes import CpuGroupMixin, UserOVSSwitch
+from scripts.emulator.ovs.daemon_policy import DaemonChoice
 from scripts.emulator.progress import progress
 
 TUNNEL_MTU = 1450
@@ -136,6 +137,7 @@ class ClusterFabric(Fabric):
         self.server_ips = {}
         if kwargs.get('listen') is None:
             kwargs['listen'] = controller_address(self.servers)
+        kwargs['ovs_instances'] = DaemonChoice(1, "every server runs its own Open vSwitch")
         super().__init__(model, app, params, **kwargs)
 
     def check(self):

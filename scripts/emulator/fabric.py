@@ -22,9 +22,9 @@ from scripts.emulator.machine_checks import check_machine
 from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, BatchedShapedLink, FabricHost,
                                               ListeningController, TX_CHECKSUM_OFF, UserOVSSwitch,
                                               hosts_offloads, hosts_tcp, HOST_TCP)
-from scripts.emulator.ovs import ovsdb, vswitchd
+from scripts.emulator.ovs import daemon_policy, ovsdb, vswitchd
 from scripts.emulator.ovs.instances import (InstanceSites, OvsInstanceError, OvsInstances,
-                                            placement as instance_placement, require_tools, switch_ports)
+                                            placement as instance_placement, require_tools)
 from scripts.emulator.progress import progress
 from scripts.emulator.teardown import Steps, TeardownError, end_on_signals, ending, signals_deferred
 from topologies.mininet_topo import ModelTopo, interface_name
@@ -158,8 +158,9 @@ class Fabric(MininetContext):
     missed), None for no BFD.
     listen: the controller's address (switches connect to it).
     ovs_instances: Open vSwitch daemons the switches are spread over (1: the
-    machine's own; more: private ones, scripts/emulator/ovs/instances.py; unshaped
-    links only).
+    machine's own; more: private ones, scripts/emulator/ovs/instances.py): a
+    count asked for, a daemon_policy.DaemonChoice, or None for the policy's
+    choice for this fabric on this machine (printed at start).
 
     ``start`` returns when the fabric is ready: every BFD session is up and,
     when the controller has a ready path, it has acknowledged programming
@@ -176,13 +177,15 @@ class Fabric(MininetContext):
 
     def __init__(self, model, app, params, ofp_port=6653, rest_port=8080, bw=None,
                  controller=True, log_level='warning', bfd_ms=None, ready_path=None, stats_period=None,
-                 listen='127.0.0.1', ovs_instances=1):
+                 listen='127.0.0.1', ovs_instances=None):
         self.model = model
         self.ovs, self.instance_of = None, None
-        if ovs_instances > 1:
-            self.ovs = OvsInstances(ovs_instances, listen, ofp_port)
+        self.daemons = (ovs_instances if isinstance(ovs_instances, daemon_policy.DaemonChoice)
+                        else daemon_policy.choose_for(model, bw, ovs_instances))
+        if self.daemons.count > 1:
+            self.ovs = OvsInstances(self.daemons.count, listen, ofp_port)
             self.instance_of = {switch: self.ovs.instances[index] for switch, index
-                                in instance_placement(switch_ports(model), ovs_instances).items()}
+                                in instance_placement(daemon_policy.switch_ports(model), self.daemons.count).items()}
             self.sites = InstanceSites(self.instance_of, self.ovs.instances)
         self.bw = bw
         self.bfd_ms = bfd_ms
@@ -217,6 +220,7 @@ class Fabric(MininetContext):
     def start(self):
         self.check()
         setLogLevel(self.log_level)
+        progress(daemon_policy.describe(self.daemons))
         if self.controller:
             self.controller.start()
         if self.ovs:

@@ -13,15 +13,15 @@ import os
 
 from scripts.fattree.bfd_defaults_report import markdown
 from scripts.emulator.bfd import policy as bfd_policy
-from scripts.emulator.ovs import instances as ovs_instances
+from scripts.emulator.ovs import daemon_policy, instances as ovs_instances
 from scripts.argtypes import fattree_k
 from topologies.fattree import FatTree
 
 
 def defaults(k):
     topo = FatTree(k)
-    daemons = ovs_instances.default_count_for(topo)
-    placement = ovs_instances.placement(ovs_instances.switch_ports(topo), daemons)
+    daemons = daemon_policy.choose_for(topo).count  # unshaped: by switch ports, on any machine
+    placement = ovs_instances.placement(daemon_policy.switch_ports(topo), daemons)
     sessions = [0] * daemons
     for link in topo.switch_links():
         sessions[placement[link.node_a]] += 1

@@ -41,7 +41,7 @@ import sys
 from scripts.emulator.command import command_main
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
-from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, run_experiment
+from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from topologies.fattree import FatTree
 
@@ -109,7 +109,7 @@ def run_from_args(args, progress=None):
     for pattern in args.patterns:
         check(pattern, topo)
     schemes = [s for s in SCHEMES if s in args.schemes]
-    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, 'ovs_instances': args.ovs_instances,
+    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, **daemons_config(args.k, args.bw, args.ovs_instances),
               'duration': args.duration, 'omit': args.omit,
               'seeds': seeds, 'patterns': args.patterns, 'schemes': schemes,
               'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}

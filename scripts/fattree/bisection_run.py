@@ -6,6 +6,7 @@ import time
 import urllib.request
 
 from scripts.argtypes import positive
+from scripts.emulator.ovs import daemon_policy
 from scripts.fattree.bisection_measure import measure
 from scripts.fattree.patterns import label
 from scripts.emulator.fidelity import describe, verdict
@@ -21,18 +22,27 @@ DYNAMIC = ('classifier', 'scheduler')
 FLOW_IDLE_S = 5  # per-flow entries' idle timeout
 RUN_ATTEMPTS = 3
 MININET_PREFIX = 'bx'  # fat-tree node names in Mininet: bxe0_0, bxh0_0_2, ...
-# The fat-tree's switches on the machine's ovs-vswitchd, with the reference.
-# On two private daemons two-level routing on Stride(4) at 20 Mbit/s carried
-# more (270 Mbit/s of 16 flows against 237), but two busy daemons' poll loops
-# take both cores at any rate: the machine was 0-5% idle at 5 Mbit/s, where
-# one daemon leaves it 40% idle, so the verdict's idle-CPU rule marks them all.
-OVS_INSTANCES = 1
 
 
 def add_ovs_instances_argument(p):
-    p.add_argument('--ovs-instances', type=positive(int), default=OVS_INSTANCES,
-                   help='private Open vSwitch daemons the fat-tree\'s switches are spread over (default %d; '
-                        '1: the machine\'s own, with the non-blocking reference)' % OVS_INSTANCES)
+    p.add_argument('--ovs-instances', type=positive(int), metavar='N',
+                   help='private Open vSwitch daemons the fat-tree\'s switches are spread over (default: '
+                        'by the machine\'s cores and the forwarding the link rate needs, printed at start; '
+                        '1: the machine\'s own)')
+
+
+def daemons_config(k, bw, asked=None):
+    """The entries of an experiment's config that name the fat-tree's
+    ovs-vswitchd daemons: the count asked for, or the daemon policy's for
+    this machine (scripts/emulator/ovs/daemon_policy.py), and why."""
+    choice = daemon_policy.choose_for(FatTree(k), bw, asked)
+    return {'ovs_instances': choice.count, 'ovs_instances_reason': choice.reason}
+
+
+def daemons_of(config):
+    """The fat-tree's daemons as its config names them."""
+    count = config['ovs_instances']
+    return daemon_policy.DaemonChoice(count, config.get('ovs_instances_reason') or daemon_policy.asked(count).reason)
 
 
 class Fabrics:
@@ -71,7 +81,7 @@ class Fabrics:
             if first:
                 self.fattree = Fabric(renamed(FatTree(self.k), MININET_PREFIX), 'controller.fattree.routing_app',
                                       self.params(first), ofp_port=free_port(), rest_port=free_port(),
-                                      bw=self.bw, ovs_instances=self.config['ovs_instances']).__enter__()
+                                      bw=self.bw, ovs_instances=daemons_of(self.config)).__enter__()
                 self.ft_hosts = {h: MININET_PREFIX + h for h in self.hosts}
                 self.scheme = first
                 self._ready(self.fattree, self.ft_hosts)

@@ -29,7 +29,7 @@ from controller.fattree.pipeline import compile_table, rule_counts
 from controller.fattree.twolevel import all_tables
 from scripts.emulator import faults, traffic
 from scripts.emulator.bfd import policy as bfd_policy
-from scripts.emulator.ovs import instances as ovs_instances, ovsdb, vswitchd
+from scripts.emulator.ovs import daemon_policy, ovsdb, vswitchd
 from scripts.emulator.fabric import Fabric
 from scripts.emulator.machine_checks import check_fits
 from scripts.emulator.mininet_classes import NetdevOVSSwitch
@@ -129,8 +129,8 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
     hosts = [h.name for h in topo.hosts]
     sampled = k > sample_above
     pairs = traffic.sample_pairs(hosts, sample, seed) if sampled else traffic.all_pairs(hosts)
-    daemons = ovs_instances.default_count_for(topo)
-    interval = bfd_policy.default_interval(len(topo.switch_links()), daemons)
+    daemons = daemon_policy.choose_for(topo)
+    interval = bfd_policy.default_interval(len(topo.switch_links()), daemons.count)
     fabric = Fabric(topo, APP, {'k': k}, ofp_port=ofp_port, rest_port=rest_port, bfd_ms=interval,
                     ready_path=READY_PATH, ovs_instances=daemons)
     progress('k=%d: waiting for ovs-vswitchd to finish earlier work' % k)
@@ -138,7 +138,7 @@ def measure(k, ofp_port, rest_port, sample, sample_above, seed):
     began = time.time()
     try:
         fabric.start()
-        row = {'k': k, 'switches': len(topo.switches), 'hosts': len(hosts), 'ovs_instances': daemons,
+        row = {'k': k, 'switches': len(topo.switches), 'hosts': len(hosts), 'ovs_instances': daemons.count,
                'bfd_interval_ms': interval, 'bfd_detection_ms': bfd_policy.detection_ms(interval) if interval else None,
                'bfd_packets_per_s': round(bfd_policy.bfd_packets_per_s(len(topo.switch_links()), interval))
                if interval else 0,

@@ -24,7 +24,7 @@ from scripts.argtypes import fattree_k, positive
 from scripts.emulator.fidelity import verdict
 from scripts.fattree.bisection import QUEUE_PACKETS
 from scripts.fattree.bisection_report import summarize, write_outputs
-from scripts.fattree.bisection_run import add_ovs_instances_argument, run_experiment
+from scripts.fattree.bisection_run import add_ovs_instances_argument, daemons_config, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, check, seeded
 from scripts.fattree.rate_sweep_report import highest_faithful_rate, markdown, rate_row
 from topologies.fattree import FatTree
@@ -45,7 +45,7 @@ def sweep(args, progress):
     os.makedirs(args.out, exist_ok=True)
     for bw in sorted(args.rates):
         progress('rate %g Mbit/s: %d patterns x %d schemes' % (bw, len(args.patterns), len(SCHEMES)))
-        config = {'k': args.k, 'bw': bw, 'queue': args.queue, 'ovs_instances': args.ovs_instances,
+        config = {'k': args.k, 'bw': bw, 'queue': args.queue, **daemons_config(args.k, bw, args.ovs_instances),
                   'duration': args.duration, 'omit': args.omit,
                   'seeds': [args.seed], 'patterns': args.patterns, 'schemes': list(SCHEMES),
                   'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}

@@ -31,12 +31,12 @@ def run_variant(label, burst_s, tcp, args, progress):
     from scripts.emulator import mininet_classes, shaping
     from scripts.emulator.fidelity import verdict
     from scripts.fattree.bisection_measure import measure
-    from scripts.fattree.bisection_run import OVS_INSTANCES, Fabrics
+    from scripts.fattree.bisection_run import Fabrics
     from scripts.fattree.patterns import seeded
     from topologies.fattree import FatTree
     shaping.HTB_BURST_S, mininet_classes.HOST_TCP = burst_s, tcp
     pairs = seeded(PATTERN, FatTree(K), args.seed)
-    config = {'k': K, 'bw': args.bw, 'queue': 50, 'ovs_instances': OVS_INSTANCES,
+    config = {'k': K, 'bw': args.bw, 'queue': 50, 'ovs_instances': 1,
               'schemes': ['nonblocking', 'twolevel']}
     row = {'variant': label, 'burst_s': burst_s, 'host_tcp': tcp}
     with Fabrics(config, progress) as fabrics:

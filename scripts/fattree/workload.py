@@ -28,7 +28,7 @@ import os
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
-from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument
+from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config
 from scripts.fattree.patterns import WORKLOAD_PATTERNS
 from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
 from topologies.fattree import FatTree
@@ -177,7 +177,7 @@ def run_from_args(args, progress=None):
         if not any({link.node_a, link.node_b} == {a, b} for link in topo.switch_links()):
             raise ValueError('--fail %s-%s: no such switch link in a k=%d fat-tree' % (a, b, args.k))
     schemes = [s for s in SCHEMES if s in args.schemes]
-    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, 'ovs_instances': args.ovs_instances,
+    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, **daemons_config(args.k, args.bw, args.ovs_instances),
               'cdf': cdf.name,
               'cdf_mean_bytes': round(cdf.mean_bytes()), 'loads': args.load, 'seconds': args.seconds,
               'pattern': args.pattern, 'schemes': schemes, 'seeds': seeds,

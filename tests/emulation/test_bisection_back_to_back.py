@@ -13,7 +13,7 @@ import pytest
 
 from controller.fattree.twolevel import all_tables
 from scripts.fattree.bisection_measure import measure
-from scripts.fattree.bisection_run import OVS_INSTANCES, Fabrics
+from scripts.fattree.bisection_run import Fabrics
 from scripts.fattree.patterns import seeded
 from topologies.fattree import FatTree
 from topologies.walk import walk
@@ -38,7 +38,7 @@ def two_level_core(src, dst):
 
 
 def test_second_pattern_starts_clean_and_reaches_the_collision_free_optimum(require_ovs):
-    config = {'k': 4, 'bw': BW, 'queue': 50, 'ovs_instances': OVS_INSTANCES, 'schemes': ['scheduler']}
+    config = {'k': 4, 'bw': BW, 'queue': 50, 'ovs_instances': 1, 'schemes': ['scheduler']}
     random_pairs, stride_pairs = seeded('random', TOPO, 29), seeded('stride-4', TOPO, 29)
     with Fabrics(config, progress=lambda message: None) as fabrics:
         net, host_of = fabrics.use('scheduler')

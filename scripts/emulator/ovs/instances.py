@@ -18,9 +18,9 @@ switches reach the controller (on 127.0.0.1 here) through a Unix socket in
 its run directory (ovs-vswitchd connects to no other), relayed by socat,
 since the namespace has a loopback of its own.
 
+How many instances a fabric gets is scripts/emulator/ovs/daemon_policy.py's;
 ``placement`` (which switch goes to which instance) is pure and unit tested.
 """
-import math
 import os
 import shutil
 import signal
@@ -33,30 +33,11 @@ from scripts.emulator.ovs.vswitchd import JEMALLOC, TSO_CONFIG
 RUN_ROOT = '/run/dcfabric'
 NETNS_PREFIX = 'dcfovs'
 SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema'
-# Ports one daemon holds (k=16 on four; results/fattree/ovs_port_cost.json: adding
-# and removing grow about fourfold for twice the ports).
-PORTS_PER_INSTANCE = 1280
-MAX_INSTANCES = 16
 COMMAND_TIMEOUT_S = 60
 
 
 class OvsInstanceError(RuntimeError):
     pass
-
-
-def switch_ports(model):
-    """{switch: its port count}, in the model's order."""
-    return {switch.name: len(model.ports(switch.name)) for switch in model.switches}
-
-
-def default_count_for(model):
-    """Daemons a fabric of ``model`` gets unless told otherwise."""
-    return default_count(sum(switch_ports(model).values()))
-
-
-def default_count(switch_ports):
-    """Daemons for a fabric whose switches have ``switch_ports`` ports in all."""
-    return max(1, min(MAX_INSTANCES, math.ceil(switch_ports / PORTS_PER_INSTANCE)))
 
 
 def placement(switch_ports, count):
