@@ -18,11 +18,19 @@ def match_terms(rule):
     """A rule's match as (field, value, mask) integer terms."""
     terms = []
     for name, want in rule.match:
-        value, mask = want if isinstance(want, tuple) else (want, None)
         if name in ('ipv4_dst', 'ipv4_src'):
-            value, mask = ip_to_int(value), ip_to_int(mask) if mask else 0xffffffff
-        terms.append((name, value, _ALL_BITS if mask is None else mask))
+            terms.append((name,) + ipv4_term(want))
+        else:
+            value, mask = want if isinstance(want, tuple) else (want, _ALL_BITS)
+            terms.append((name, value, mask))
     return tuple(terms)
+
+
+def ipv4_term(want):
+    """(value, mask) as integers of an IPv4 match as a rule writes it: a
+    dotted quad, or a (dotted quad, dotted mask) pair."""
+    value, mask = want if isinstance(want, tuple) else (want, None)
+    return ip_to_int(value), ip_to_int(mask) if mask else 0xffffffff
 
 
 def pipeline(rules):
