@@ -35,7 +35,9 @@ import time
 
 from controller.fattree import APP as FATTREE_APP, READY_PATH
 from controller.fattree.scheme_parameters import SCHEME_NAMES
+from scripts.emulator import traffic
 from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
+from scripts.emulator.fidelity import MIN_IDLE_PCT
 from scripts.emulator.ovs import daemon_policy
 from scripts.argtypes import fattree_k as _k, non_negative_int, positive as _positive
 from topologies.fattree import FatTree, fattree_size
@@ -166,31 +168,57 @@ def cmd_cli(args):
         CLI(fabric.net)
 
 
+# Pairs the main job pings by default: all of them up to k=8 (16,256 pairs,
+# about a minute here); above, a seeded sample of this many.
+ALL_PAIRS_UP_TO = 20000
+PAIRS_SAMPLE = 1000
+
+
+def pairs_to_ping(hosts, pairs_sample, seed):
+    """(ordered host pairs, what they are in words): ``pairs_sample`` of
+    them, or all of them unless there are more than ALL_PAIRS_UP_TO, then
+    a sample of PAIRS_SAMPLE (pure)."""
+    count = len(hosts) * (len(hosts) - 1)
+    if pairs_sample is None and count <= ALL_PAIRS_UP_TO:
+        return traffic.all_pairs(hosts), 'all %d host pairs' % count
+    sample = pairs_sample or PAIRS_SAMPLE
+    pairs = traffic.sample_pairs(hosts, sample, seed)
+    what = '%d sampled host pairs (seed %d)' % (len(pairs), seed)
+    if pairs_sample is None:
+        what += ' of {:,}: all would take long (--pairs-sample N to choose)'.format(count)
+    return pairs, what
+
+
 def cmd_run(args):
-    from scripts.emulator import traffic
     from scripts.emulator.fidelity import FidelityMonitor, idle_rtt_ms, verdict
+    from scripts.emulator.progress import progress
     fabric = _fabric(args)  # checks size and memory before the model is used
     topo = fabric.model
     hosts = [h.name for h in topo.hosts]
     src, dst = hosts[0], hosts[-1]
-    pairs = (traffic.all_pairs(hosts) if args.pairs_sample is None
-             else traffic.sample_pairs(hosts, args.pairs_sample, args.seed))
-    what = ('all %d host pairs' % len(pairs) if args.pairs_sample is None
-            else '%d sampled host pairs (seed %d)' % (len(pairs), args.seed))
+    pairs, what = pairs_to_ping(hosts, args.pairs_sample, args.seed)
     started = time.time()
     with fabric:
         print('fabric ready in %.1f s: %d switches, %d hosts, BFD %s' % (
             time.time() - started, len(topo.switches), len(hosts),
-            'every %d ms' % fabric.bfd_ms if fabric.bfd_ms else 'off'))
-        print('live view: http://127.0.0.1:%d/view  metrics: /metrics' % args.rest_port)
-        reach_s = traffic.wait_all_pairs(fabric.net, hosts, pairs=pairs,
+            'every %d ms' % fabric.bfd_ms if fabric.bfd_ms else 'off'), flush=True)
+        print('live view: http://127.0.0.1:%d/view  metrics: /metrics' % args.rest_port, flush=True)
+        progress('pinging %s' % what)
+        reach_s = traffic.wait_all_pairs(fabric.net, hosts, pairs=pairs, progress=progress,
                                          deadline_s=60 + len(pairs) // 100)
-        print('%s reachable (pinging took %.1f s)' % (what, reach_s))
+        print('%s reachable (pinging took %.1f s)' % (what, reach_s), flush=True)
+        progress('the fabric idle for %d s: what it costs the machine' % IDLE_SAMPLE_S)
+        idle = FidelityMonitor().start()
+        time.sleep(IDLE_SAMPLE_S)
+        idle_figures = idle.stop()
         ttl = traffic.ping_ttl(fabric.net, src, dst)
         rtt = idle_rtt_ms(fabric.net.get(src), topo.node(dst).ip, count=20)
         print('%s -> %s (%s -> %s): reply TTL %d = %d switch hops, idle RTT %.2f ms (%.2f ms per switch '
               'traversal: each is a veth and a wake of ovs-vswitchd, docs/emulator.md)'
               % (src, dst, topo.node(src).ip, topo.node(dst).ip, ttl, 64 - ttl, rtt, rtt / (2 * (64 - ttl))))
+        print(idle_cost(idle_figures, fabric.daemons.count, sum(len(topo.ports(s.name)) for s in topo.switches),
+                        fabric.bfd_ms, len(topo.switch_links())), flush=True)
+        progress('iperf3 %s -> %s for %d s' % (src, dst, args.seconds))
         monitor = FidelityMonitor().start()
         report = traffic.iperf3(fabric.net, src, dst, seconds=args.seconds)
         headroom = verdict(monitor.stop())
@@ -203,6 +231,24 @@ def cmd_run(args):
              'the emulator limited the flow (%s)' % '; '.join(headroom['limited_by'])))
     print('result: k=%d fat-tree, %d/%d %spairs reachable, inter-pod TCP %.1f Mbit/s'
           % (args.k, len(pairs), len(pairs), '' if args.pairs_sample is None else 'sampled ', mbps))
+
+
+IDLE_SAMPLE_S = 3
+
+
+def idle_cost(figures, daemons, switch_ports, bfd_ms, switch_links):
+    """What the idle fabric costs the machine, in a line; when it leaves
+    the machine no idle CPU, what takes it (pure)."""
+    line = ('idle fabric: machine idle %s%%, busiest ovs-vswitchd %s%% of a core'
+            % (figures['idle_pct_median'], figures['daemon_busy_pct_median']))
+    if figures['idle_pct_median'] is None or figures['idle_pct_median'] >= MIN_IDLE_PCT:
+        return line
+    return line + ((' - the machine is saturated with no traffic: %d ovs-vswitchd poll {:,} switch ports '
+                    '(%s), so every packet waits for a daemon that is busy elsewhere and traffic measured '
+                    'here is the emulator\'s limit, not the network\'s; more cores carry it '
+                    '(docs/emulator.md)').format(switch_ports)
+                   % (daemons, ('and send {:,} BFD packets/s'.format(
+                       round(bfd_policy.bfd_packets_per_s(switch_links, bfd_ms))) if bfd_ms else 'BFD off')))
 
 
 # Experiments with command lines of their own, reached through dcfabric:
@@ -309,7 +355,8 @@ def build_parser():
     network_options(p)
     p.add_argument('--seconds', type=_positive(int), default=5, help='iperf3 duration')
     p.add_argument('--pairs-sample', type=_positive(int), metavar='N',
-                   help='ping N random ordered host pairs instead of all (for k >= 16)')
+                   help='ping N random ordered host pairs instead of all (default: all up to {:,} pairs, '
+                        'so up to k=8; {:,} sampled above)'.format(ALL_PAIRS_UP_TO, PAIRS_SAMPLE))
     p.add_argument('--seed', type=int, default=1, help='seed of the pair sample (default 1)')
     p.set_defaults(func=cmd_run)
 

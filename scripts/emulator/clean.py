@@ -2,8 +2,8 @@
 behind, from their run records (scripts/emulator/run_record.py).
 
 Only runs whose owner process is gone are cleaned, and only what their
-records name: processes carrying their tag, and bridges, veths, private
-Open vSwitch instances and CPU groups listed there that exist and that no
+records name: processes carrying their tag, and bridges (Open vSwitch's and
+the kernel's), veths, private Open vSwitch instances and CPU groups listed there that exist and that no
 live run lists too. Open vSwitch settings they changed are put back
 unless a live run changed the same. Nothing dcfabric did not make is
 touched (unlike ``mn -c``, which removes everyone's by name).
@@ -20,7 +20,7 @@ import time
 from scripts.emulator import run_record
 from scripts.emulator.errors import SetupError
 from scripts.emulator.faults import LOCAL
-from scripts.emulator.host_cpu_group import CPU_CGROUPS, HostCpuGroup
+from scripts.emulator.host_cpu_group import HostCpuGroup, groups_here
 from scripts.emulator.ovs import instances as ovs_instances, ovsdb, vswitchd
 from scripts.emulator.teardown import Steps, TeardownError
 
@@ -42,22 +42,24 @@ class Present:
 
     @classmethod
     def on_this_machine(cls, protected_pids=()):
-        return cls(_bridges(), _links(), [i.index for i in ovs_instances.left_over()], _cpu_groups(),
+        return cls(_bridges(), _links(), [i.index for i in ovs_instances.left_over()], groups_here(),
                    {pid: tagged for pid, tagged in _tagged_processes().items() if pid not in protected_pids})
 
 
 class Removal:
     """What cleaning dead run ``record`` removes."""
 
-    def __init__(self, record, processes, bridges, veths, instances, cpu_groups, settings):
+    def __init__(self, record, processes, bridges, veths, instances, cpu_groups, settings, kernel_bridges=()):
         self.record = record
         self.processes = processes  # {pid: command}
         self.bridges, self.veths, self.instances, self.cpu_groups = bridges, veths, instances, cpu_groups
+        self.kernel_bridges = list(kernel_bridges)
         self.settings = settings  # the record's setting entries to put back
 
     def holds_state(self):
         """Whether the run left anything that is there now (settings cannot be seen)."""
-        return bool(self.processes or self.bridges or self.veths or self.instances or self.cpu_groups)
+        return bool(self.processes or self.bridges or self.kernel_bridges or self.veths or self.instances
+                    or self.cpu_groups)
 
     def describe(self, dry_run):
         controllers = {entry.get('controller_pid') for entry in self.record.fabrics.values()}
@@ -67,7 +69,7 @@ class Removal:
             named = ['controller %d' % pid if pid in controllers else '%d %s' % (pid, command[:40])
                      for pid, command in sorted(self.processes.items())]
             lines.append('  %s %d processes: %s' % (verb('ended', 'would end'), len(named), ', '.join(named)))
-        for what, names in (('bridges', self.bridges), ('veths', self.veths),
+        for what, names in (('bridges', self.bridges), ('kernel bridges', self.kernel_bridges), ('veths', self.veths),
                             ('Open vSwitch instances', ['ovs%d' % i for i in self.instances]),
                             ('CPU groups', self.cpu_groups)):
             if names:
@@ -85,7 +87,7 @@ def plan(records, present):
     live = [record for record in records if record.alive()]
     dead = [record for record in records if not record.alive()]
     claimed = {what: set().union(*(record.items(what) for record in live))
-               for what in ('bridges', 'veths', 'ovs_instances', 'cpu_groups')}
+               for what in ('bridges', 'kernel_bridges', 'veths', 'ovs_instances', 'cpu_groups')}
     live_settings = {setting['what'] for record in live for setting in record.items('settings')}
     removals = []
     for record in dead:
@@ -96,7 +98,8 @@ def plan(records, present):
             {pid: command for pid, (tag, command) in present.processes.items() if tag == record.run_id},
             owned('bridges', present.bridges), owned('veths', present.links),
             owned('ovs_instances', present.instances), owned('cpu_groups', present.cpu_groups),
-            [setting for setting in record.items('settings') if setting['what'] not in live_settings]))
+            [setting for setting in record.items('settings') if setting['what'] not in live_settings],
+            owned('kernel_bridges', present.links)))
     return removals
 
 
@@ -113,9 +116,9 @@ def remove(removal):
     if removal.bridges:
         steps.run('deleting bridges', ovsdb.delete_bridges, removal.bridges)
     if removal.veths:
-        steps.run('deleting veths', subprocess.run, ['ip', '-force', '-batch', '-'], capture_output=True,
-                  text=True, input=''.join('link del dev %s\n' % name for name in removal.veths),
-                  timeout=COMMAND_TIMEOUT_S * 10)
+        steps.run('deleting veths', delete_links, removal.veths)
+    if removal.kernel_bridges:
+        steps.run('deleting kernel bridges', delete_links, removal.kernel_bridges)
     for index in removal.instances:
         steps.run('stopping Open vSwitch instance ovs%d' % index, ovs_instances.OvsInstance(index).stop)
     for name in removal.cpu_groups:
@@ -125,6 +128,13 @@ def remove(removal):
     if not steps.errors:
         shutil.rmtree(removal.record.directory, ignore_errors=True)
     steps.raise_errors()
+
+
+def delete_links(names, timeout_s=COMMAND_TIMEOUT_S * 30):
+    """Delete the interfaces ``names`` of this namespace, in one ``ip``
+    (-force: one already gone, a veth with its peer, is no reason to stop)."""
+    subprocess.run(['ip', '-force', '-batch', '-'], capture_output=True, text=True, timeout=timeout_s,
+                   input=''.join('link del dev %s\n' % name for name in names))
 
 
 def put_back(setting):
@@ -186,12 +196,6 @@ def _bridges():
 
 def _links():
     return os.listdir('/sys/class/net')
-
-
-def _cpu_groups():
-    if not os.path.isdir(CPU_CGROUPS):
-        return []
-    return [name for name in os.listdir(CPU_CGROUPS) if os.path.isdir(os.path.join(CPU_CGROUPS, name))]
 
 
 def _machine_daemons():

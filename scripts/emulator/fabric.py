@@ -20,7 +20,7 @@ from scripts.emulator.errors import SetupError
 from scripts.emulator.host_cpu_group import HostCpuGroup, group_name
 from scripts.emulator.machine_checks import check_machine
 from scripts.emulator.mininet_classes import (BatchedLink, BatchedMininet, BatchedShapedLink, FabricHost,
-                                              ListeningController, TX_CHECKSUM_OFF, UserOVSSwitch,
+                                              KernelBridge, ListeningController, TX_CHECKSUM_OFF, UserOVSSwitch,
                                               hosts_offloads, hosts_tcp, HOST_TCP)
 from scripts.emulator.ovs import daemon_policy, ovsdb, vswitchd
 from scripts.emulator.ovs.instances import (InstanceSites, OvsInstanceError, OvsInstances,
@@ -50,11 +50,13 @@ def stop_ovs_network(net, instances=None):
     scripts/emulator/ovs/instances.py) go with their instances instead: their shells
     end, then the daemons and the namespaces (and so every veth with an end
     there), with nothing for a daemon to reconfigure."""
-    steps = Steps()
+    steps = Steps(progress)
     if instances is not None:
         steps.run('ending the switch shells', lambda: [switch.terminate() for switch in net.switches])
         steps.run('stopping the Open vSwitch instances', instances.stop)
-    bridges = [switch.name for switch in net.switches if not getattr(switch, 'instance', None)]
+    kernel_bridges = [switch.name for switch in net.switches if isinstance(switch, KernelBridge)]
+    bridges = [switch.name for switch in net.switches
+               if not getattr(switch, 'instance', None) and switch.name not in kernel_bridges]
     if bridges:
         steps.run('deleting bridges', ovsdb.delete_bridges, bridges)
     link_group = getattr(net, 'link_group', None)
@@ -66,8 +68,9 @@ def stop_ovs_network(net, instances=None):
     # veth already gone with its peer is no reason to stop
     interfaces = [intf.name for s in net.switches if not getattr(s, 'instance', None)
                   for intf in s.intfList() if intf.name != 'lo']
-    steps.run('deleting veths', subprocess.run, ['ip', '-force', '-batch', '-'], capture_output=True, text=True,
-              input=''.join('link del dev %s\n' % name for name in interfaces), timeout=BULK_DELETE_TIMEOUT_S)
+    steps.run('deleting veths', clean.delete_links, interfaces, BULK_DELETE_TIMEOUT_S)
+    if kernel_bridges:
+        steps.run('deleting kernel bridges', clean.delete_links, kernel_bridges)
     steps.run('ending the node shells', lambda: [node.terminate() for node in net.hosts + net.switches])
     net.links, net.hosts, net.switches = [], [], []
     steps.raise_errors()
@@ -220,7 +223,7 @@ class Fabric(MininetContext):
     def start(self):
         self.check()
         setLogLevel(self.log_level)
-        progress(daemon_policy.describe(self.daemons))
+        progress(self.switches_line())
         if self.controller:
             self.controller.start()
         if self.ovs:
@@ -242,9 +245,9 @@ class Fabric(MininetContext):
         if self.host_group.stale_removed:
             progress('removed %d hosts CPU groups left by earlier runs' % self.host_group.stale_removed)
         if self.host_group.unavailable:
-            progress('warning: no cgroup v1 cpu hierarchy (%s) on %s: hosts are not grouped, and heavy '
-                     'traffic can starve ovs-vswitchd (scripts/emulator/host_cpu_group.py)'
-                     % (self.host_group.root, ', '.join(server or 'this machine'
+            progress('warning: no cpu cgroup hierarchy (v1, or v2 with the cpu controller: %s) on %s: hosts are '
+                     'not grouped, and heavy traffic can starve ovs-vswitchd (scripts/emulator/host_cpu_group.py)'
+                     % (', '.join(self.host_group.roots), ', '.join(server or 'this machine'
                                                          for server in self.host_group.unavailable)))
         self.net = self.make_net(topo, link_class, cpu_group)
         self.net.addController(ListeningController('c0', ip=self.listen, port=self.ofp_port))
@@ -255,12 +258,7 @@ class Fabric(MininetContext):
         if self.bfd_ms:
             progress('while the fabric runs, ovs-vswitchd caches exact-match datapath flows '
                      '(megaflows go stale across failures): scripts/emulator/ovs/vswitchd.py')
-        self.daemon_settings = vswitchd.DaemonSettings(self.sites, exact_match=bool(self.bfd_ms))
-        self.daemon_settings.apply()
-        if self.sites is faults.LOCAL and not vswitchd.uses_jemalloc():
-            progress('warning: ovs-vswitchd allocates with glibc\'s malloc and forwards about '
-                     'a quarter less (restart it: LD_PRELOAD=%s /usr/share/openvswitch/scripts/ovs-ctl '
-                     'restart; scripts/emulator/ovs/vswitchd.py)' % vswitchd.JEMALLOC)
+        self.configure_daemons()
         progress('starting switches' + (' with BFD every %d ms on %d links (detection %d ms)' % (
             self.bfd_ms, len(self.model.switch_links()), bfd_policy.detection_ms(self.bfd_ms))
             if self.bfd_ms else ''))
@@ -283,15 +281,32 @@ class Fabric(MininetContext):
             progress('waiting for the controller to program %d switches' % len(self.model.switches))
             self.controller.wait_ready(timeout)
         if self.bw:
-            ports = sum(len(self.model.ports(switch.name)) for switch in self.model.switches)
-            size = vswitchd.send_buffer_bytes(ports)
-            progress('ovs-vswitchd\'s send socket: %d MiB of buffer, more than the queues of %d shaped '
-                     'ports hold (scripts/emulator/ovs/vswitchd.py SendBuffer)' % (size >> 20, ports))
-            for switch, server in self.switch_per_daemon().items():
-                buffer = vswitchd.SendBuffer(size, server.pid('ovs-vswitchd') if server else None)
-                self.send_buffers.append(buffer)
-                buffer.apply(functools.partial(self.send_one_frame, switch, server))
+            self.size_send_buffers()
         self.ready_at = time.time()
+
+    def configure_daemons(self):
+        """The fabric's settings of the ovs-vswitchd daemons it runs on (put back by ``release``)."""
+        self.daemon_settings = vswitchd.DaemonSettings(self.sites, exact_match=bool(self.bfd_ms))
+        self.daemon_settings.apply()
+        if self.sites is faults.LOCAL and not vswitchd.uses_jemalloc():
+            progress('warning: ovs-vswitchd allocates with glibc\'s malloc and forwards about '
+                     'a quarter less (restart it: LD_PRELOAD=%s /usr/share/openvswitch/scripts/ovs-ctl '
+                     'restart; scripts/emulator/ovs/vswitchd.py)' % vswitchd.JEMALLOC)
+
+    def size_send_buffers(self):
+        """Each daemon's send socket holds more than its shaped ports' queues (put back by ``release``)."""
+        ports = sum(len(self.model.ports(switch.name)) for switch in self.model.switches)
+        size = vswitchd.send_buffer_bytes(ports)
+        progress('ovs-vswitchd\'s send socket: %d MiB of buffer, more than the queues of %d shaped '
+                 'ports hold (scripts/emulator/ovs/vswitchd.py SendBuffer)' % (size >> 20, ports))
+        for switch, server in self.switch_per_daemon().items():
+            buffer = vswitchd.SendBuffer(size, server.pid('ovs-vswitchd') if server else None)
+            self.send_buffers.append(buffer)
+            buffer.apply(functools.partial(self.send_one_frame, switch, server))
+
+    def switches_line(self):
+        """What the switches run on, printed at start."""
+        return daemon_policy.describe(self.daemons)
 
     def switch_per_daemon(self):
         """{a switch: its daemon's server (None: this machine's Open vSwitch)}, one switch per daemon."""
@@ -346,3 +361,35 @@ class Fabric(MininetContext):
         self.host_group = None
         if self.controller:
             steps.run('stopping the controller', self.controller.stop)
+
+
+class KernelBridgeFabric(Fabric):
+    """``model`` with Linux kernel bridges for switches (mininet_classes.
+    KernelBridge) and no controller: the same hosts, shaped links, queues
+    and CPU group as a ``Fabric``, and no ovs-vswitchd between them. The
+    bisection's non-blocking reference: it carries what its hosts' links
+    can at any k and rate (docs/emulator.md)."""
+
+    def __init__(self, model, bw=None):
+        super().__init__(model, None, None, bw=bw, controller=False,
+                         ovs_instances=daemon_policy.DaemonChoice(1, 'unused: kernel bridges'))
+
+    def switches_line(self):
+        return ('switches: %d Linux kernel bridge%s, no ovs-vswitchd (forwarding in the kernel, '
+                'on every core)' % (len(self.model.switches), '' if len(self.model.switches) == 1 else 's'))
+
+    def make_net(self, topo, link_class, cpu_group):
+        return BatchedMininet(topo=topo, switch=KernelBridge, host=FabricHost.in_group(cpu_group),
+                              link=link_class, build=False, controller=None, autoSetMacs=False,
+                              autoStaticArp=False)
+
+    def configure_daemons(self):
+        pass
+
+    def size_send_buffers(self):
+        pass
+
+    def made_here(self):
+        made = super().made_here()
+        made['kernel_bridges'] = made.pop('bridges')
+        return made

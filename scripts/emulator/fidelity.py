@@ -11,11 +11,14 @@ results/rate_sweep). So the verdict asks three things:
 * the machine had idle CPU left (median of the seconds, ``MIN_IDLE_PCT``),
 * no ovs-vswitchd dropped packets it could not read in time (its packet
   sockets' drop counters, ``ss -0 -m``: what a saturated forwarding thread
-  loses, which no emulated queue would have), and
+  loses, which no emulated queue would have), and the kernel dropped none
+  from its full per-core input backlog (/proc/net/softnet_stat: where a
+  veth's packet waits for the core that forwards it; the only such loss of
+  a kernel bridge, which has no daemon), and
 * the non-blocking reference, where the run has one, carried at least
-  ``MIN_REFERENCE_PCT`` of its line rate: the same hosts, links and
-  daemons without the fabric's contention, so anything it misses the
-  emulator lost.
+  ``MIN_REFERENCE_PCT`` of its line rate: the same hosts, shaped links and
+  queues on one kernel bridge, without the fabric's contention, so anything
+  it misses the machine (hosts, kernel, CPU) lost.
 
 The daemons' busy time, queue drops and backlog, and the RTT a probe sees
 against the idle RTT are recorded beside the verdict but do not decide it:
@@ -81,6 +84,13 @@ def daemon_namespaces(pids):
     return sorted(daemon_by_namespace(pids).values())
 
 
+def kernel_backlog_drops():
+    """Packets the kernel dropped so far because a core's input backlog was
+    full (second column of /proc/net/softnet_stat, summed over cores)."""
+    with open('/proc/net/softnet_stat') as stat:
+        return sum(int(line.split()[1], 16) for line in stat)
+
+
 def _in_namespace_of(pid, cmd):
     return subprocess.run(['nsenter', '--net=/proc/%d/ns/net' % pid] + cmd, capture_output=True, text=True,
                           timeout=10).stdout
@@ -123,6 +133,7 @@ class FidelityMonitor:
     def start(self):
         self.pids = daemon_pids()
         self.drops_before = daemon_socket_drops(self.pids)
+        self.backlog_drops_before = kernel_backlog_drops()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -161,7 +172,8 @@ class FidelityMonitor:
             rtts = [float(m) for m in re.findall(r'time=([\d.]+) ms', out)]
         settled = int(self.settle_s / INTERVAL_S)
         return figures(self.samples[settled:], rtts[int(self.settle_s * 5):], self.idle_rtt_ms,
-                       daemon_socket_drops(self.pids) - self.drops_before)
+                       daemon_socket_drops(self.pids) - self.drops_before,
+                       kernel_backlog_drops() - self.backlog_drops_before)
 
 
 def idle_rtt_ms(host, dst, count=10):
@@ -171,7 +183,7 @@ def idle_rtt_ms(host, dst, count=10):
     return round(statistics.median(rtts), 3) if rtts else None
 
 
-def figures(samples, rtts=(), idle_rtt=None, socket_drops=None):
+def figures(samples, rtts=(), idle_rtt=None, socket_drops=None, backlog_drops=None):
     """What a run's samples say, summarized (pure)."""
     idle = [s['idle_pct'] for s in samples]
     busiest = [max(s['daemon_busy_pct'] or [0.0]) for s in samples]
@@ -187,6 +199,7 @@ def figures(samples, rtts=(), idle_rtt=None, socket_drops=None):
         'probe_rtt_ms_p99': round(sorted(rtts)[int(0.99 * (len(rtts) - 1))], 3) if rtts else None,
         'idle_rtt_ms': idle_rtt,
         'daemon_socket_drops': socket_drops,
+        'kernel_backlog_drops': backlog_drops,
     }
 
 
@@ -204,6 +217,9 @@ def verdict(figures_of_run, reference_pct=None):
         reasons.append('machine idle %.1f%% < %.0f%%' % (idle, MIN_IDLE_PCT))
     if drops:
         reasons.append('ovs-vswitchd dropped %d packets it did not read in time' % drops)
+    backlog_drops = figures_of_run.get('kernel_backlog_drops')  # None: not measured
+    if backlog_drops:
+        reasons.append('the kernel dropped %d packets from a full input backlog' % backlog_drops)
     if reference_pct is not None and reference_pct < MIN_REFERENCE_PCT:
         reasons.append('non-blocking reference %.1f%% < %.0f%% of line rate' % (reference_pct, MIN_REFERENCE_PCT))
     result = dict(figures_of_run, ok=not reasons, reference_pct_of_line=reference_pct)

@@ -22,11 +22,24 @@ weight beside each daemon's, whatever the number of hosts or daemons.
 The group is made on every server that runs hosts (``sites``) and removed
 at the end, with any process still in it: nothing a host started outlives
 the fabric.
+
+On cgroup v1 (a ``cpu`` hierarchy at /sys/fs/cgroup/cpu) the group has
+``cpu.shares`` 1024 and hosts join it by ``mnexec -g``. On cgroup v2 (the
+cpu controller in the unified hierarchy, as on current Debian, Ubuntu and
+Fedora installs) it has the same weight as ``cpu.weight`` 100 (the default
+of each, 1024 shares and weight 100, are what a daemon's group has), the cpu
+controller is enabled for the hierarchy's children, and a host's command
+joins it by writing its own pid to ``cgroup.procs`` before it execs
+(``mnexec -g`` knows only v1). The v2 path is tested against a directory
+standing in for the hierarchy (tests/unit/test_host_cpu_group.py): these
+machines are v1 hybrids whose unified hierarchy has no cpu controller.
 """
 import os
 
-# cgroup v1's cpu hierarchy (where mnexec -g adds a process)
+# Where a cpu hierarchy may be, in the order tried: cgroup v1's (where
+# mnexec -g adds a process), then v2's unified one (hybrid, or v2 only).
 CPU_CGROUPS = '/sys/fs/cgroup/cpu'
+ROOTS = (CPU_CGROUPS, '/sys/fs/cgroup/unified', '/sys/fs/cgroup')
 # The hosts' weight together: one daemon's (1024, a cgroup's default
 # cpu.shares and an autogroup's weight at nice 0). Less was tried: at 256 k=4
 # on this machine's daemon carried 400 Mbit/s instead of 574 (3 runs each; at
@@ -35,15 +48,31 @@ CPU_CGROUPS = '/sys/fs/cgroup/cpu'
 # 16.3-22.0 s in three runs at 1024); only k=8 on two daemons looked better in
 # one run (458 against 335).
 HOSTS_CPU_SHARES = 1024
+HOSTS_CPU_WEIGHT = HOSTS_CPU_SHARES * 100 // 1024  # v2's weight: 100 is v1's 1024
+# the first root with a cpu hierarchy: "v1 ROOT" or "v2 ROOT", nothing without one
+FIND = ('for r in {roots}; do if [ -w $r/cpu.shares ]; then echo v1 $r; exit 0; fi; '
+        'if grep -qw cpu $r/cgroup.controllers 2>/dev/null; then echo v2 $r; exit 0; fi; done; true')
+MAKE = {'v1': 'mkdir -p {root}/{name} && echo {shares} > {root}/{name}/cpu.shares',
+        # the cpu controller for the root's children first (a v2 group has no cpu.weight without it)
+        'v2': ('{{ grep -qw cpu {root}/cgroup.subtree_control || echo +cpu > {root}/cgroup.subtree_control; }} && '
+               'mkdir -p {root}/{name} && echo {weight} > {root}/{name}/cpu.weight')}
+# a v2 host command joins the group itself, then becomes the command
+JOIN_V2 = 'echo $$ > {root}/{name}/cgroup.procs && exec "$@"'
 # mnexec -g takes letters and digits only; the pid of the process that made it
 NAME_PREFIX = 'dcfabrichosts'
 # kill what is left in a group, then remove it (processes take a moment to leave)
-REMOVE = ('g={root}/{name}; [ -d $g ] || exit 0; '
+REMOVE = ('for r in {roots}; do g=$r/{name}; [ -d $g ] || continue; '
           'for i in $(seq 50); do p=$(cat $g/cgroup.procs); [ -n "$p" ] || break; '
-          'kill -9 $p 2>/dev/null; sleep 0.1; done; rmdir $g')
+          'kill -9 $p 2>/dev/null; sleep 0.1; done; rmdir $g; done')
 # groups of runs that ended without removing theirs (their maker is gone)
 STALE = ('for g in {root}/{prefix}*; do [ -d "$g" ] || continue; n=${{g##*/{prefix}}}; '
          '[ -d /proc/$n ] || echo ${{g##*/}}; done; true')
+
+
+def groups_here(roots=ROOTS):
+    """The names of the hosts' groups in this machine's cpu hierarchies."""
+    return sorted({name for root in roots if os.path.isdir(root) for name in os.listdir(root)
+                   if name.startswith(NAME_PREFIX) and os.path.isdir(os.path.join(root, name))})
 
 
 def group_name(pid):
@@ -51,32 +80,48 @@ def group_name(pid):
 
 
 class HostCpuGroup:
-    """``make`` creates the group on each of ``sites``' servers (None where
-    a server has no cgroup v1 cpu hierarchy: then ``unavailable`` names
-    them and hosts run ungrouped); ``remove`` ends it there."""
+    """``make`` creates the group on each of ``sites``' servers (where a
+    server has no cpu hierarchy, v1 or v2, ``unavailable`` names it and its
+    hosts run ungrouped) and returns the words that run a command in it;
+    ``remove`` ends it there. ``roots``: where hierarchies may be, tried in
+    order."""
 
-    def __init__(self, sites, root=CPU_CGROUPS, pid=None):
+    def __init__(self, sites, roots=ROOTS, pid=None):
         self.sites = sites
-        self.root = root
+        self.roots = tuple(roots)
         self.name = group_name(os.getpid() if pid is None else pid)
         self.made_on = []  # servers where make() created the group
+        self.hierarchy = None  # (v1 or v2, root) of the first server with one
         self.unavailable = []  # servers without a cpu cgroup hierarchy
         self.stale_removed = 0  # groups of earlier runs removed by make()
 
     def make(self):
         for server in self.sites.servers():
-            if self._run(server, 'if [ -w %s/cpu.shares ]; then echo yes; fi' % self.root).strip() != 'yes':
+            found = self._run(server, FIND.format(roots=' '.join(self.roots))).split()
+            if not found:
                 self.unavailable.append(server)
                 continue
-            for stale in self._run(server, STALE.format(root=self.root, prefix=NAME_PREFIX)).split():
+            kind, root = found
+            for stale in self._run(server, STALE.format(root=root, prefix=NAME_PREFIX)).split():
                 if stale == self.name:
                     continue  # ours, made on a server that shares this kernel but not our pids
                 self.remove_group(server, stale)
                 self.stale_removed += 1
-            self._run(server, 'mkdir -p {0}/{1} && echo {2} > {0}/{1}/cpu.shares'.format(
-                self.root, self.name, HOSTS_CPU_SHARES))
+            self._run(server, MAKE[kind].format(root=root, name=self.name, shares=HOSTS_CPU_SHARES,
+                                                weight=HOSTS_CPU_WEIGHT))
             self.made_on.append(server)
-        return self.name if self.made_on else None
+            self.hierarchy = self.hierarchy or (kind, root)
+        return self.command_prefix()
+
+    def command_prefix(self):
+        """The words before a command that run it in the group (None: no group)."""
+        if self.hierarchy is None:
+            return None
+        kind, root = self.hierarchy
+        if kind == 'v1':
+            # '--': mnexec's getopt would otherwise take the command's options as its own
+            return ['mnexec', '-g', self.name, '--']
+        return ['sh', '-c', JOIN_V2.format(root=root, name=self.name), 'sh']
 
     def remove(self):
         for server in self.made_on:
@@ -85,7 +130,7 @@ class HostCpuGroup:
 
     def remove_group(self, server, name):
         """End what is left in group ``name`` on ``server`` and remove the group."""
-        self._run(server, REMOVE.format(root=self.root, name=name))
+        self._run(server, REMOVE.format(roots=' '.join(self.roots), name=name))
 
     def _run(self, server, script):
         return self.sites.run(server, 'sh', '-c', script).stdout

@@ -6,7 +6,7 @@ import subprocess
 
 from mininet.link import Intf, Link, TCIntf
 from mininet.net import Mininet
-from mininet.node import Host, OVSSwitch, RemoteController
+from mininet.node import Host, OVSSwitch, RemoteController, Switch
 
 from scripts.emulator import faults, shaping
 from scripts.emulator.bfd import policy as bfd_policy
@@ -130,20 +130,40 @@ class UserOVSSwitch(NetdevOVSSwitch):
         return super().intfOpts(intf) + ''.join(' bfd:%s=%s' % item for item in self.bfd_options(intf).items())
 
 
+class KernelBridge(Switch):
+    """A Linux kernel bridge (``ip link add type bridge``): learns MACs and
+    forwards in the kernel, in the context of the packet's sender, on any
+    core, with no daemon between ports. No spanning tree, netfilter or
+    multicast snooping: one switch, nothing to loop, nothing to filter.
+    The bisection's non-blocking reference: a switch that carries what its
+    hosts' links can (one ovs-vswitchd thread could not, past ~1.4 Gbit/s)."""
+    OPTIONS = ('stp_state 0 forward_delay 0 mcast_snooping 0 nf_call_iptables 0 nf_call_ip6tables 0 '
+               'nf_call_arptables 0')
+
+    def start(self, controllers):
+        ports = [intf.name for intf in self.intfList() if intf.name != 'lo']
+        ip_batch(['link add name %s type bridge %s' % (self.name, self.OPTIONS)]
+                 + ['link set %s master %s' % (port, self.name) for port in ports]
+                 + ['link set %s up' % self.name], 'creating kernel bridge %s' % self.name)
+
+    def stop(self, deleteIntfs=True):
+        subprocess.run(['ip', 'link', 'delete', self.name], capture_output=True, timeout=60)
+        super().stop(deleteIntfs)
+
+
 class CpuGroupMixin:
     """A host whose every command (its shell, ``popen``) runs in the
-    fabric's CPU group (scripts/emulator/host_cpu_group.py), through Mininet's
-    ``mnexec -g``; ``in_group(None)`` leaves the class as it is."""
-    cpu_group = None
+    fabric's CPU group (scripts/emulator/host_cpu_group.py), behind the
+    words ``HostCpuGroup.make`` gave; ``in_group(None)`` leaves the class as it is."""
+    cpu_group = None  # the words that run a command in the group
 
     @classmethod
-    def in_group(cls, name):
-        return type(cls.__name__, (cls,), {'cpu_group': name}) if name else cls
+    def in_group(cls, prefix):
+        return type(cls.__name__, (cls,), {'cpu_group': list(prefix)}) if prefix else cls
 
     def _popen(self, cmd, **params):
-        # '--': mnexec's getopt would otherwise take the command's options as its own
         if self.cpu_group:
-            cmd = ['mnexec', '-g', self.cpu_group, '--'] + (cmd.split() if isinstance(cmd, str) else list(cmd))
+            cmd = self.cpu_group + (cmd.split() if isinstance(cmd, str) else list(cmd))
         return super()._popen(cmd, **params)
 
 
@@ -230,6 +250,16 @@ def ip_batches(lines, size=IP_BATCH_LINES):
     return [lines[start:start + size] for start in range(0, len(lines), size)]
 
 
+def ip_batch(lines, what, netns=None):
+    """Run ``ip`` commands ``lines`` (in namespace ``netns``), in batches;
+    SetupError naming ``what`` when one fails."""
+    for chunk in ip_batches(lines):
+        done = subprocess.run(['ip'] + (['-n', netns] if netns else []) + ['-batch', '-'],
+                              input='\n'.join(chunk) + '\n', capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise SetupError('%s failed: %s' % (what, done.stderr.strip()[:500]))
+
+
 class BatchedMininet(Mininet):
     """Mininet whose build creates all veths in one ``ip -batch`` and
     configures every host with one command, sent to all hosts before any
@@ -257,9 +287,9 @@ class BatchedMininet(Mininet):
                 elif not node.inNamespace:  # a host brings its own end up
                     lines.append('link set %s group %d up' % (name, self.link_group))
             link.intf1.mac, link.intf2.mac = (addr1, addr2) if link.intf1.name == name1 else (addr2, addr1)
-        self._ip_batch(lines)
+        ip_batch(lines, 'creating veths')
         for netns, names in up_in.items():
-            self._ip_batch(['link set %s up' % name for name in names], netns)
+            ip_batch(['link set %s up' % name for name in names], 'creating veths', netns)
         progress('configuring %d hosts' % len(self.hosts))
         self.configure_hosts()
         shaped = [intf for link in self.links for intf in (link.intf1, link.intf2)
@@ -279,14 +309,6 @@ class BatchedMininet(Mininet):
         if instance:
             return 'netns %s' % instance.netns
         return 'netns %d' % node.pid if node.inNamespace else ''
-
-    @staticmethod
-    def _ip_batch(lines, netns=None):
-        for chunk in ip_batches(lines):
-            created = subprocess.run(['ip'] + (['-n', netns] if netns else []) + ['-batch', '-'],
-                                     input='\n'.join(chunk) + '\n', capture_output=True, text=True, timeout=600)
-            if created.returncode != 0:
-                raise SetupError('creating veths failed: %s' % created.stderr.strip()[:500])
 
     def configure_hosts(self):
         for host in self.hosts:

@@ -78,10 +78,13 @@ def signals_deferred():
 class Steps:
     """Teardown steps, each run whatever happened to the ones before."""
 
-    def __init__(self):
+    def __init__(self, progress=None):
         self.errors = []
+        self.progress = progress  # told each step as it starts (a large fabric's take minutes)
 
     def run(self, what, step, *args, **kwargs):
+        if self.progress:
+            self.progress(what)
         try:
             step(*args, **kwargs)
         except Exception as error:  # the remaining steps must run; reported together at the end

@@ -56,17 +56,25 @@ def sample_pairs(hosts, count, seed):
     return pairs if count >= len(pairs) else random.Random(seed).sample(pairs, count)
 
 
-def reachability(net, hosts, timeout_ms=1000, retries=2, parallel=16, pairs=None):
+PROGRESS_EVERY_S = 5
+
+
+def reachability(net, hosts, timeout_ms=1000, retries=2, parallel=16, pairs=None, progress=None):
     """{(src, dst): reached?} for every ordered pair of ``hosts`` (or the
     given ``pairs``). Each source pings its targets with one fping (retrying
     each target ``retries`` times); ``parallel`` sources run at once so that
-    a large fabric's first upcall burst does not swamp the userspace datapath."""
+    a large fabric's first upcall burst does not swamp the userspace datapath.
+    ``progress`` hears how far it got every PROGRESS_EVERY_S seconds."""
     targets = {}
     for src, dst in (all_pairs(hosts) if pairs is None else pairs):
         targets.setdefault(src, []).append(dst)
     sources = list(targets)
     result = {}
+    reported = time.monotonic()
     for start in range(0, len(sources), parallel):
+        if progress and time.monotonic() - reported > PROGRESS_EVERY_S:
+            progress('  pinged from %d of %d sources' % (start, len(sources)))
+            reported = time.monotonic()
         procs = {}
         for src in sources[start:start + parallel]:
             ips = [net.get(dst).IP() for dst in targets[src]]
@@ -93,7 +101,7 @@ def wait_all_pairs(net, hosts, deadline_s=60, progress=print, pairs=None):
     expected = len(all_pairs(hosts) if pairs is None else pairs)
     while True:
         rounds += 1
-        results = reachability(net, hosts, pairs=pairs)
+        results = reachability(net, hosts, pairs=pairs, progress=progress)
         failed = [pair for pair, ok in results.items() if not ok]
         if not failed and len(results) == expected:
             return time.time() - start

@@ -66,15 +66,13 @@ class Fabrics:
         return {'k': self.k, 'scheme': scheme, 'link_mbps': self.bw, 'flow_idle': FLOW_IDLE_S}
 
     def __enter__(self):
-        from scripts.emulator.fabric import Fabric
+        from scripts.emulator.fabric import Fabric, KernelBridgeFabric
         from topologies.nonblocking import NonBlocking, host_name
         from topologies.renamed import renamed
         schemes = self.config['schemes']
         try:
             if 'nonblocking' in schemes:
-                self.nonblocking = Fabric(NonBlocking(self.k), 'controller.fattree.nonblocking_switch_app',
-                                          {'k': self.k}, ofp_port=free_port(), rest_port=free_port(),
-                                          bw=self.bw).__enter__()
+                self.nonblocking = KernelBridgeFabric(NonBlocking(self.k), bw=self.bw).__enter__()
                 self.nb_hosts = {h: host_name(i) for i, h in enumerate(self.hosts)}
                 self._ready(self.nonblocking, self.nb_hosts)
             first = next((s for s in schemes if s != 'nonblocking'), None)

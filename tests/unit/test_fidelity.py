@@ -16,7 +16,7 @@ def test_figures_are_medians_and_extremes_of_the_seconds():
                        'daemon_busy_pct_median': 70, 'daemon_busy_pct_max': 90,
                        'qdisc_drops': 6, 'qdisc_backlog_max': 7,
                        'probe_rtt_ms_median': 2.0, 'probe_rtt_ms_p99': 2.0, 'idle_rtt_ms': 0.5,
-                       'daemon_socket_drops': 4}
+                       'daemon_socket_drops': 4, 'kernel_backlog_drops': None}
 
 
 def test_a_run_with_headroom_and_a_full_reference_is_faithful_however_busy_the_daemon_reads():
@@ -38,6 +38,8 @@ def test_each_condition_alone_fails_the_run():
     assert not fidelity.verdict(fidelity.figures(samples([5, 5], [50, 50])))['ok']
     assert not fidelity.verdict(fidelity.figures(samples([50, 50], [50, 50]), socket_drops=1))['ok']
     assert not fidelity.verdict(fidelity.figures(samples([50, 50], [50, 50])), reference_pct=89.9)['ok']
+    assert fidelity.verdict(fidelity.figures(samples([50, 50], [50, 50]), backlog_drops=3))['limited_by'] == [
+        'the kernel dropped 3 packets from a full input backlog']
     assert fidelity.verdict(fidelity.figures(samples([50, 50], [50, 50])), reference_pct=None)['ok']
 
 

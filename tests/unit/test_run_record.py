@@ -51,3 +51,11 @@ def test_a_setting_a_live_run_also_changed_is_left_to_it(tmp_path):
     setting = {'what': 'megaflows', 'undo': ['true']}
     removal, = clean.plan([dead(tmp_path, settings=[setting]), live(tmp_path, settings=[setting])], clean.Present())
     assert removal.settings == [] and not removal.holds_state()
+
+
+def test_clean_takes_a_dead_runs_kernel_bridge_but_not_a_live_runs(tmp_path):
+    gone = dead(tmp_path, kernel_bridges=['nbsw', 'gone'])
+    running = live(tmp_path, kernel_bridges=['other'])
+    removal, = clean.plan([gone, running], clean.Present(links=['nbsw', 'other', 'eth0']))
+    assert removal.kernel_bridges == ['nbsw'] and removal.holds_state()
+    assert 'would remove 1 kernel bridges: nbsw' in removal.describe(dry_run=True)
