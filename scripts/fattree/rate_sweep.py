@@ -2,10 +2,12 @@
 experiment's non-blocking reference and two-level routing at each rate, on
 every pattern, each run with its fidelity verdict (scripts/emulator/
 fidelity.py); the result is the highest rate at which the verdict holds
-everywhere (scripts/fattree/rate_sweep_report.py).
+everywhere (scripts/fattree/rate_sweep_report.py). By default it runs what
+the bisection experiment runs by default (its schemes, flow duration and
+omitted start), so that the rate it finds holds for that experiment.
 
     dcfabric measure rate-sweep [--k 4] [--rates 2 5 10 20 50 100 200]
-        [--patterns ...all ten] [--seed 37] [--duration 8] [--omit 3]
+        [--patterns ...all ten] [--seed 37] [--schemes ...] [--duration D] [--omit O]
         [--out results/rate_sweep]
     dcfabric measure rate-sweep --rejudge [--out results/rate_sweep]
 
@@ -24,14 +26,21 @@ from scripts.argtypes import fattree_k, positive
 from scripts.emulator.fidelity import verdict
 from scripts.fattree.bisection import QUEUE_PACKETS
 from scripts.fattree.bisection_report import summarize, write_outputs
-from scripts.fattree.bisection_run import add_ovs_instances_argument, daemons_config, run_experiment
+from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, check, seeded
 from scripts.fattree.rate_sweep_report import highest_faithful_rate, markdown, rate_row
 from topologies.fattree import FatTree
 
 RATES = (2, 5, 10, 20, 50, 100, 200)
 VERDICT_KEYS = ('ok', 'limited_by', 'reference_pct_of_line')  # what verdict() adds to the figures
-SCHEMES = ('nonblocking', 'twolevel')
+
+
+def bisection_defaults():
+    """The bisection experiment's default arguments (its own parser's)."""
+    from scripts.fattree.bisection import add_arguments
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args([])
 
 
 def sweep(args, progress):
@@ -41,13 +50,13 @@ def sweep(args, progress):
     flows_of = {(p, 0): seeded(p, topo, args.seed) for p in args.patterns}
     result = {'k': args.k, 'seed': args.seed, 'duration': args.duration, 'omit': args.omit,
               'queue': args.queue, 'ovs_instances': args.ovs_instances, 'patterns': args.patterns,
-              'schemes': list(SCHEMES), 'started': datetime.datetime.now().isoformat(timespec='seconds'), 'rates': []}
+              'schemes': args.schemes, 'started': datetime.datetime.now().isoformat(timespec='seconds'), 'rates': []}
     os.makedirs(args.out, exist_ok=True)
     for bw in sorted(args.rates):
-        progress('rate %g Mbit/s: %d patterns x %d schemes' % (bw, len(args.patterns), len(SCHEMES)))
+        progress('rate %g Mbit/s: %d patterns x %d schemes' % (bw, len(args.patterns), len(args.schemes)))
         config = {'k': args.k, 'bw': bw, 'queue': args.queue, **daemons_config(args.k, bw, args.ovs_instances),
                   'duration': args.duration, 'omit': args.omit,
-                  'seeds': [args.seed], 'patterns': args.patterns, 'schemes': list(SCHEMES),
+                  'seeds': [args.seed], 'patterns': args.patterns, 'schemes': args.schemes,
                   'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
         runs = []
         run_experiment(config, flows_of, runs.append, progress)
@@ -89,8 +98,13 @@ def main(argv=None):
     parser.add_argument('--rates', type=positive(float), nargs='+', default=list(RATES), metavar='MBPS')
     parser.add_argument('--patterns', nargs='+', default=list(PAPER_PATTERNS))
     parser.add_argument('--seed', type=int, default=37)
-    parser.add_argument('--duration', type=positive(int), default=8)
-    parser.add_argument('--omit', type=int, default=3)
+    experiment = bisection_defaults()
+    parser.add_argument('--schemes', nargs='+', choices=SCHEMES, default=experiment.schemes,
+                        help='schemes (default: the bisection experiment\'s, %(default)s)')
+    parser.add_argument('--duration', type=positive(int), default=experiment.duration,
+                        help='measured seconds per run (default: the bisection experiment\'s, %(default)s)')
+    parser.add_argument('--omit', type=int, default=experiment.omit,
+                        help='seconds left out of each flow (default: the bisection experiment\'s, %(default)s)')
     parser.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS)
     add_ovs_instances_argument(parser)
     parser.add_argument('--out', default='results/rate_sweep')
