@@ -2,6 +2,7 @@
 started in one OVSDB transaction, hosts in the fabric's CPU group, shaped
 links with a class for BFD, and veths made in one ``ip -batch``."""
 import os
+import resource
 import subprocess
 
 from mininet.link import Intf, Link, TCIntf
@@ -240,12 +241,19 @@ class BatchedShapedLink(BatchedLink):
 # iproute2 (6.1) opens /run/netns/NAME for every ``netns NAME`` of a batch
 # and never closes it: past its open-file limit (1,024 or 4,096 on many
 # machines; k=16's 5,120 switch ends) a batch fails with 'argument "dcfovs1"
-# is wrong: Invalid "netns" value'. Each ``ip`` gets at most this many lines
-# (two names each).
-IP_BATCH_LINES = 400
+# is wrong: Invalid "netns" value'. Each ``ip`` gets as many lines (two names
+# each) as its limit allows, less the files it opens anyway.
+IP_OWN_FILES = 32
+IP_BATCH_MAX_LINES = 2000
 
 
-def ip_batches(lines, size=IP_BATCH_LINES):
+def batch_lines(open_files):
+    """Lines of two named namespaces each that one ``ip`` may take under an
+    open-file limit of ``open_files`` (pure)."""
+    return max(1, min(IP_BATCH_MAX_LINES, (open_files - IP_OWN_FILES) // 2))
+
+
+def ip_batches(lines, size):
     """``lines`` in chunks of at most ``size``, in order (pure)."""
     return [lines[start:start + size] for start in range(0, len(lines), size)]
 
@@ -253,7 +261,7 @@ def ip_batches(lines, size=IP_BATCH_LINES):
 def ip_batch(lines, what, netns=None):
     """Run ``ip`` commands ``lines`` (in namespace ``netns``), in batches;
     SetupError naming ``what`` when one fails."""
-    for chunk in ip_batches(lines):
+    for chunk in ip_batches(lines, batch_lines(resource.getrlimit(resource.RLIMIT_NOFILE)[0])):
         done = subprocess.run(['ip'] + (['-n', netns] if netns else []) + ['-batch', '-'],
                               input='\n'.join(chunk) + '\n', capture_output=True, text=True, timeout=600)
         if done.returncode != 0:

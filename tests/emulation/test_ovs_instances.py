@@ -59,3 +59,26 @@ def test_fabric_on_two_instances_routes_detects_and_leaves_nothing(require_ovs):
                           capture_output=True, timeout=120).returncode == 1
     assert interface_name(topo, PREFIX + 'e0_0', 1) not in subprocess.run(['ip', '-br', 'link'], capture_output=True,
                                                       text=True, timeout=120).stdout
+
+
+def test_veths_into_named_namespaces_are_made_past_a_low_open_file_limit(require_ovs):
+    """iproute2 keeps a file open per ``netns NAME`` of a batch: one batch of
+    k=16's switch ends failed with 'Invalid "netns" value' where the limit
+    was lower than their count. In batches it holds at a limit of 256."""
+    import resource
+    from scripts.emulator.mininet_classes import ip_batch
+    netns = 'dcftestfd'
+    lines = ['link add name fdt%da netns %s type veth peer name fdt%db netns %s' % (i, netns, i, netns)
+             for i in range(600)]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    subprocess.run(['ip', 'netns', 'add', netns], check=True, timeout=30)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+        try:
+            ip_batch(lines, 'creating veths')
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        made = subprocess.run(['ip', '-n', netns, '-br', 'link'], capture_output=True, text=True, timeout=30).stdout
+        assert sum(1 for line in made.splitlines() if line.startswith('fdt')) == 1200
+    finally:
+        subprocess.run(['ip', 'netns', 'delete', netns], timeout=30)

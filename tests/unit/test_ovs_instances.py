@@ -54,8 +54,10 @@ def test_k16_defaults_bring_bfd_back_within_each_daemons_sessions():
 def test_veths_are_made_in_batches_an_open_file_limit_allows():
     """iproute2 keeps a file open per ``netns NAME`` of a batch: k=16's
     5,120 switch ends in one batch failed where the limit was 4,096."""
-    from scripts.emulator.mininet_classes import IP_BATCH_LINES, ip_batches
-    lines = ['link %d' % i for i in range(2 * IP_BATCH_LINES + 1)]
-    batches = ip_batches(lines)
-    assert [len(batch) for batch in batches] == [IP_BATCH_LINES, IP_BATCH_LINES, 1]
-    assert sum(batches, []) == lines and ip_batches([]) == []
+    from scripts.emulator.mininet_classes import batch_lines, ip_batches
+    assert batch_lines(1024) == 496 and batch_lines(256) == 112 and batch_lines(10 ** 6) == 2000
+    assert batch_lines(16) == 1
+    lines = ['link %d' % i for i in range(1001)]
+    batches = ip_batches(lines, 496)
+    assert [len(batch) for batch in batches] == [496, 496, 9]
+    assert sum(batches, []) == lines and ip_batches([], 496) == []
