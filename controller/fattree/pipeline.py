@@ -31,6 +31,7 @@ from controller.openflow.rules import (
     TABLE_PREFIX, TABLE_SUFFIX, FlowRule, Group, housekeeping_rules, miss_drop, move, output)
 from topologies.addressing import int_to_ip, left_mask, right_mask
 from topologies.model import ofport
+from topologies.nonblocking import SWITCH as NONBLOCKING_SWITCH
 
 METADATA_MASK = 0xffffffff
 TABLE_ARP_POD, TABLE_ARP_SUBNET, TABLE_ARP_HOST = 3, 4, 5
@@ -224,3 +225,13 @@ def rule_counts(topo, table):
     """(first-level prefixes, second-level suffixes, housekeeping and ARP) rule counts."""
     return (len(prefix_rules(table)), len(suffix_rules_and_groups(table)[0]),
             len(housekeeping_rules(arp_to_controller=False)) + len(arp_responder_rules(topo, table.switch)))
+
+
+def nonblocking_rules(topo):
+    """The non-blocking reference switch's rules (topologies.nonblocking):
+    housekeeping with ARP to the controller, one /32 route per host."""
+    routes = [FlowRule(TABLE_PREFIX, PRIORITY_ROUTE_BASE + 32,
+                       (('eth_type', ETH_TYPE_IP), ('ipv4_dst', topo.node(host).ip)),
+                       (DEC_TTL, output(ofport(port))))
+              for port in topo.ports(NONBLOCKING_SWITCH) for host in [topo.peer(NONBLOCKING_SWITCH, port)[0]]]
+    return housekeeping_rules() + routes

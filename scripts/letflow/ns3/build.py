@@ -67,29 +67,34 @@ def _ns3_libraries(lib_dir: Path):
     return libs
 
 
+def build_program(source: Path, target: Path, headers=(), with_ns3: bool = False,
+                  force: bool = False) -> Path:
+    """Compile one C++ program with g++ (and the ns3 package's headers and
+    libraries when ``with_ns3``), unless ``target`` is newer than its sources."""
+    if force or _stale(target, [source, *headers]):
+        command = [compiler(), *CXXFLAGS]
+        if with_ns3:
+            root = ns3_root()
+            lib_dir = root / "lib64"
+            command += ["-DNS3_LOG_ENABLE", f"-I{root / 'include'}", str(source), "-o", str(target),
+                        f"-L{lib_dir}", f"-Wl,-rpath,{lib_dir}", *_ns3_libraries(lib_dir)]
+        else:
+            command += [str(source), "-o", str(target)]
+        target.parent.mkdir(exist_ok=True)
+        _compile(command, target)
+    return target
+
+
 def trace_tool(force: bool = False) -> Path:
     """The controlled-clock flowlet table driver (needs only g++)."""
-    target = BUILD_DIR / "flowlet_trace"
-    source = SOURCE_DIR / "flowlet_trace.cc"
-    if force or _stale(target, [source, *HEADERS]):
-        BUILD_DIR.mkdir(exist_ok=True)
-        _compile([compiler(), *CXXFLAGS, str(source), "-o", str(target)], target)
-    return target
+    return build_program(SOURCE_DIR / "flowlet_trace.cc", BUILD_DIR / "flowlet_trace", HEADERS,
+                         force=force)
 
 
 def simulator(force: bool = False) -> Path:
     """The ns-3 leaf-spine simulator (needs g++ and the ns3 package)."""
-    target = BUILD_DIR / "letflow_sim"
-    source = SOURCE_DIR / "letflow_sim.cc"
-    if force or _stale(target, [source, *HEADERS]):
-        cxx = compiler()
-        root = ns3_root()
-        lib_dir = root / "lib64"
-        BUILD_DIR.mkdir(exist_ok=True)
-        _compile([cxx, *CXXFLAGS, "-DNS3_LOG_ENABLE", f"-I{root / 'include'}", str(source),
-                  "-o", str(target), f"-L{lib_dir}", f"-Wl,-rpath,{lib_dir}",
-                  *_ns3_libraries(lib_dir)], target)
-    return target
+    return build_program(SOURCE_DIR / "letflow_sim.cc", BUILD_DIR / "letflow_sim", HEADERS,
+                         with_ns3=True, force=force)
 
 
 def main(argv=None) -> int:

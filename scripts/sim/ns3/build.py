@@ -1,0 +1,46 @@
+"""Compile the fat-tree simulator and the pipeline's path driver.
+
+Both go to ``scripts/sim/ns3/bin/`` (git-ignored) and are rebuilt only
+when a source is newer (scripts.letflow.ns3.build compiles them: g++
+against the ns3 package's headers and libraries).
+
+    python -m scripts.sim.ns3.build [--force]
+"""
+import argparse
+import sys
+from pathlib import Path
+
+from scripts.letflow.ns3.build import BuildError, build_program
+
+SOURCE_DIR = Path(__file__).resolve().parent
+BUILD_DIR = SOURCE_DIR / "bin"
+PIPELINE = SOURCE_DIR / "of_pipeline.h"
+
+
+def path_trace(force: bool = False) -> Path:
+    """The driver that walks packets through an export (needs only g++)."""
+    return build_program(SOURCE_DIR / "path_trace.cc", BUILD_DIR / "path_trace", [PIPELINE],
+                         force=force)
+
+
+def simulator(force: bool = False) -> Path:
+    """The ns-3 fat-tree whose switches run the exported rules."""
+    return build_program(SOURCE_DIR / "fattree_sim.cc", BUILD_DIR / "fattree_sim", [PIPELINE],
+                         with_ns3=True, force=force)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    args = parser.parse_args(argv)
+    try:
+        print(path_trace(args.force))
+        print(simulator(args.force))
+    except BuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

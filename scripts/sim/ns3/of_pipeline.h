@@ -1,0 +1,513 @@
+// The subset of the OpenFlow 1.3 pipeline that dcfabric's controller uses,
+// executing the rules and groups it computes (exported by
+// scripts/sim/rules_export.py; the format is in that module's docstring).
+// Header-only, plain C++ (no ns-3): the simulator's switches and the path
+// test's driver share it.
+//
+// Covered: tables and goto_table, masked matches over the exported fields,
+// write_metadata, apply-actions output / group / dec_ttl / controller /
+// in_port / set_field / move (register and header moves), select and
+// fast-failover groups whose buckets watch ports, packet and byte counters
+// per rule, group and bucket, and flow add / strict delete at run time.
+// Ports are model ports (OpenFlow port - 1).
+//
+// Select groups pick their bucket as Open vSwitch 3.1 does with no
+// selection_method given (the controller gives none): the dp_hash method,
+// ofproto-dpif's group_set_selection_method. The hash is
+// flow_hash_symmetric_l3l4(flow, basis 0, inc_udp_ports=false) with OVS's
+// murmur-style hash_add/hash_finish (lib/hash.h without SSE4.2, as Debian
+// builds it) over the fields in network byte order read on a little-endian
+// host: so like OVS it is the same on every switch (no per-switch basis),
+// symmetric in source and destination, and ignores UDP ports. The hash
+// value indexes a table of max(16, next power of two of the bucket count)
+// slots filled by the Webster method, which for equal weights is slot s ->
+// bucket s mod n; a dead bucket passes to the next slot's. Not modelled:
+// weights other than equal, and the L2 hash OVS falls back to for non-IP.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dcfabric {
+
+// The header fields a rule may match or change; absent ones stay 0.
+struct PacketFields {
+  uint32_t in_port = 0;  // model port
+  uint16_t eth_type = 0;
+  uint64_t eth_src = 0, eth_dst = 0;  // 48 bits
+  uint32_t ipv4_src = 0, ipv4_dst = 0;
+  uint8_t ip_proto = 0;
+  uint16_t tp_src = 0, tp_dst = 0;  // TCP or UDP ports, by ip_proto
+  uint64_t metadata = 0;
+  uint16_t arp_op = 0;
+  uint32_t arp_spa = 0, arp_tpa = 0;
+  uint64_t arp_sha = 0, arp_tha = 0;
+  uint32_t reg0 = 0;
+};
+
+enum class Field {
+  kInPort, kEthType, kEthSrc, kEthDst, kIpv4Src, kIpv4Dst, kIpProto, kTcpSrc, kTcpDst,
+  kUdpSrc, kUdpDst, kMetadata, kArpOp, kArpSpa, kArpTpa, kArpSha, kArpTha, kReg0
+};
+
+inline Field ParseField(const std::string& name) {
+  static const std::map<std::string, Field> kFields = {
+      {"in_port", Field::kInPort}, {"eth_type", Field::kEthType}, {"eth_src", Field::kEthSrc},
+      {"eth_dst", Field::kEthDst}, {"ipv4_src", Field::kIpv4Src}, {"ipv4_dst", Field::kIpv4Dst},
+      {"ip_proto", Field::kIpProto}, {"tcp_src", Field::kTcpSrc}, {"tcp_dst", Field::kTcpDst},
+      {"udp_src", Field::kUdpSrc}, {"udp_dst", Field::kUdpDst}, {"metadata", Field::kMetadata},
+      {"arp_op", Field::kArpOp}, {"arp_spa", Field::kArpSpa}, {"arp_tpa", Field::kArpTpa},
+      {"arp_sha", Field::kArpSha}, {"arp_tha", Field::kArpTha}, {"reg0", Field::kReg0}};
+  auto it = kFields.find(name);
+  if (it == kFields.end()) throw std::invalid_argument("unknown field " + name);
+  return it->second;
+}
+
+inline unsigned FieldBits(Field f) {
+  switch (f) {
+    case Field::kEthSrc: case Field::kEthDst: case Field::kArpSha: case Field::kArpTha: return 48;
+    case Field::kMetadata: return 64;
+    case Field::kEthType: case Field::kTcpSrc: case Field::kTcpDst: case Field::kUdpSrc:
+    case Field::kUdpDst: case Field::kArpOp: return 16;
+    case Field::kIpProto: return 8;
+    default: return 32;
+  }
+}
+
+inline uint64_t GetField(const PacketFields& p, Field f) {
+  switch (f) {
+    case Field::kInPort: return p.in_port;
+    case Field::kEthType: return p.eth_type;
+    case Field::kEthSrc: return p.eth_src;
+    case Field::kEthDst: return p.eth_dst;
+    case Field::kIpv4Src: return p.ipv4_src;
+    case Field::kIpv4Dst: return p.ipv4_dst;
+    case Field::kIpProto: return p.ip_proto;
+    case Field::kTcpSrc: case Field::kUdpSrc: return p.tp_src;
+    case Field::kTcpDst: case Field::kUdpDst: return p.tp_dst;
+    case Field::kMetadata: return p.metadata;
+    case Field::kArpOp: return p.arp_op;
+    case Field::kArpSpa: return p.arp_spa;
+    case Field::kArpTpa: return p.arp_tpa;
+    case Field::kArpSha: return p.arp_sha;
+    case Field::kArpTha: return p.arp_tha;
+    case Field::kReg0: return p.reg0;
+  }
+  return 0;
+}
+
+inline void SetField(PacketFields& p, Field f, uint64_t v) {
+  switch (f) {
+    case Field::kInPort: p.in_port = uint32_t(v); break;
+    case Field::kEthType: p.eth_type = uint16_t(v); break;
+    case Field::kEthSrc: p.eth_src = v & 0xffffffffffffULL; break;
+    case Field::kEthDst: p.eth_dst = v & 0xffffffffffffULL; break;
+    case Field::kIpv4Src: p.ipv4_src = uint32_t(v); break;
+    case Field::kIpv4Dst: p.ipv4_dst = uint32_t(v); break;
+    case Field::kIpProto: p.ip_proto = uint8_t(v); break;
+    case Field::kTcpSrc: case Field::kUdpSrc: p.tp_src = uint16_t(v); break;
+    case Field::kTcpDst: case Field::kUdpDst: p.tp_dst = uint16_t(v); break;
+    case Field::kMetadata: p.metadata = v; break;
+    case Field::kArpOp: p.arp_op = uint16_t(v); break;
+    case Field::kArpSpa: p.arp_spa = uint32_t(v); break;
+    case Field::kArpTpa: p.arp_tpa = uint32_t(v); break;
+    case Field::kArpSha: p.arp_sha = v & 0xffffffffffffULL; break;
+    case Field::kArpTha: p.arp_tha = v & 0xffffffffffffULL; break;
+    case Field::kReg0: p.reg0 = uint32_t(v); break;
+  }
+}
+
+// OVS lib/hash.h (the portable variant).
+inline uint32_t OvsHashRot(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
+inline uint32_t OvsHashAdd(uint32_t hash, uint32_t data) {
+  if (data) {  // zero-valued data leaves the hash alone (mhash_add__)
+    data *= 0xcc9e2d51;
+    data = OvsHashRot(data, 15);
+    data *= 0x1b873593;
+    hash ^= data;
+  }
+  hash = OvsHashRot(hash, 13);
+  return hash * 5 + 0xe6546b64;
+}
+inline uint32_t OvsHashFinish(uint32_t hash, uint32_t final_value) {
+  hash ^= final_value;
+  hash ^= hash >> 16;
+  hash *= 0x85ebca6b;
+  hash ^= hash >> 13;
+  hash *= 0xc2b2ae35;
+  hash ^= hash >> 16;
+  return hash;
+}
+
+// OVS lib/flow.c flow_hash_symmetric_l3l4(flow, 0, false) for IPv4; 0 for
+// anything else. OVS's fields are big-endian words read as host integers.
+inline uint32_t SymmetricL3L4Hash(const PacketFields& p) {
+  if (p.eth_type != 0x0800) return 0;
+  uint32_t hash = OvsHashAdd(0, __builtin_bswap32(p.ipv4_src ^ p.ipv4_dst));
+  hash = OvsHashAdd(hash, p.ip_proto);
+  if (p.ip_proto == 6 || p.ip_proto == 132)
+    hash = OvsHashAdd(hash, __builtin_bswap16(uint16_t(p.tp_src ^ p.tp_dst)));
+  return OvsHashFinish(hash, 0);
+}
+
+struct Counters {
+  uint64_t packets = 0, bytes = 0;
+  void Hit(uint32_t n) { packets++; bytes += n; }
+};
+
+struct Action {
+  enum Kind { kOutput, kGroup, kDecTtl, kController, kInPort, kSetField, kMove } kind;
+  uint32_t arg = 0;  // output port, group id, move's bit count (0: whole field)
+  Field field = Field::kInPort;  // set_field's and move's destination
+  Field src = Field::kInPort;    // move's source
+  uint64_t value = 0;            // set_field's value
+};
+
+struct MatchTerm {
+  Field field;
+  uint64_t value, mask;
+  bool operator==(const MatchTerm& o) const {
+    return field == o.field && value == o.value && mask == o.mask;
+  }
+  bool operator<(const MatchTerm& o) const {
+    if (field != o.field) return field < o.field;
+    if (value != o.value) return value < o.value;
+    return mask < o.mask;
+  }
+};
+
+struct FlowEntry {
+  uint64_t id = 0;  // order of arrival on the switch: the export's line order, then run-time adds
+  int table = 0;
+  int priority = 0;
+  uint64_t cookie = 0;
+  std::vector<MatchTerm> match;  // sorted: two entries match alike iff equal
+  std::vector<Action> actions;
+  bool writes_metadata = false;
+  uint64_t metadata_value = 0, metadata_mask = 0;
+  int goto_table = -1;
+  std::string line;  // the export record it came from
+  Counters counters;
+
+  bool Matches(const PacketFields& p) const {
+    for (const MatchTerm& t : match)
+      if ((GetField(p, t.field) & t.mask) != t.value) return false;
+    return true;
+  }
+};
+
+struct Bucket {
+  int watch_port = -1;  // -1: none, always live
+  std::vector<Action> actions;
+  Counters counters;
+};
+
+struct GroupEntry {
+  enum Kind { kSelect, kFastFailover } kind;
+  uint32_t id = 0;
+  std::vector<Bucket> buckets;
+  uint32_t hash_mask = 0;  // select: slots - 1
+  Counters counters;
+};
+
+namespace detail {
+
+inline uint64_t Number(const std::string& text) {
+  size_t used = 0;
+  uint64_t v = std::stoull(text, &used, 0);
+  if (used != text.size()) throw std::invalid_argument("not a number: " + text);
+  return v;
+}
+
+inline std::pair<std::string, std::string> Split(const std::string& token, char sep) {
+  size_t at = token.find(sep);
+  if (at == std::string::npos) return {token, ""};
+  return {token.substr(0, at), token.substr(at + 1)};
+}
+
+inline Action ParseAction(const std::string& token) {
+  auto [kind, arg] = Split(token, '=');
+  Action a{Action::kDecTtl};
+  if (kind == "dec_ttl") a.kind = Action::kDecTtl;
+  else if (kind == "controller") a.kind = Action::kController;
+  else if (kind == "in_port") a.kind = Action::kInPort;
+  else if (kind == "output") { a.kind = Action::kOutput; a.arg = uint32_t(Number(arg)); }
+  else if (kind == "group") { a.kind = Action::kGroup; a.arg = uint32_t(Number(arg)); }
+  else if (kind == "set_field") {
+    auto [field, value] = Split(arg, ':');
+    a.kind = Action::kSetField;
+    a.field = ParseField(field);
+    a.value = Number(value);
+  } else if (kind == "move") {
+    auto [src, rest] = Split(arg, ':');
+    auto [dst, bits] = Split(rest, ':');
+    a.kind = Action::kMove;
+    a.src = ParseField(src);
+    a.field = ParseField(dst);
+    a.arg = uint32_t(Number(bits));
+  } else {
+    throw std::invalid_argument("unknown action " + token);
+  }
+  return a;
+}
+
+inline bool Outputs(const Action& a) {
+  return a.kind == Action::kOutput || a.kind == Action::kGroup || a.kind == Action::kInPort;
+}
+
+inline uint64_t LowBits(unsigned n) { return n >= 64 ? ~0ULL : (1ULL << n) - 1; }
+
+}  // namespace detail
+
+// A "flow ..." record of the export.
+inline FlowEntry ParseFlow(const std::string& line) {
+  std::istringstream in(line);
+  std::string word, cookie;
+  FlowEntry e;
+  if (!(in >> word >> e.table >> e.priority >> cookie) || word != "flow")
+    throw std::invalid_argument("not a flow record: " + line);
+  e.cookie = detail::Number(cookie);
+  e.line = line;
+  bool in_actions = false;
+  int outputs = 0;
+  for (std::string token; in >> token;) {
+    if (token == "actions") { in_actions = true; continue; }
+    auto [key, value] = detail::Split(token, '=');
+    if (!in_actions) {
+      auto [v, m] = detail::Split(value, '/');
+      Field f = ParseField(key);
+      uint64_t mask = m.empty() ? detail::LowBits(FieldBits(f)) : detail::Number(m);
+      e.match.push_back({f, detail::Number(v) & mask, mask});
+    } else if (key == "write_metadata") {
+      auto [v, m] = detail::Split(value, '/');
+      e.writes_metadata = true;
+      e.metadata_value = detail::Number(v);
+      e.metadata_mask = detail::Number(m);
+    } else if (key == "goto") {
+      e.goto_table = int(detail::Number(value));
+    } else {
+      e.actions.push_back(detail::ParseAction(token));
+      outputs += detail::Outputs(e.actions.back());
+    }
+  }
+  if (!in_actions) throw std::invalid_argument("flow record without actions: " + line);
+  // One packet leaves by one port: the controller never copies packets.
+  if (outputs > 1 || (outputs && e.goto_table >= 0))
+    throw std::invalid_argument("more than one output in " + line);
+  std::sort(e.match.begin(), e.match.end());
+  return e;
+}
+
+// A "group ..." record of the export.
+inline GroupEntry ParseGroup(const std::string& line) {
+  std::istringstream in(line);
+  std::string word, kind;
+  GroupEntry g;
+  if (!(in >> word >> g.id >> kind) || word != "group")
+    throw std::invalid_argument("not a group record: " + line);
+  if (kind == "select") g.kind = GroupEntry::kSelect;
+  else if (kind == "fast_failover") g.kind = GroupEntry::kFastFailover;
+  else throw std::invalid_argument("unsupported group type " + kind + " in " + line);
+  for (std::string token; in >> token;) {
+    if (token == "bucket") {
+      std::string watch;
+      if (!(in >> watch)) throw std::invalid_argument("bucket without watch port: " + line);
+      g.buckets.push_back(Bucket{watch == "-" ? -1 : int(detail::Number(watch)), {}, {}});
+    } else {
+      if (g.buckets.empty()) throw std::invalid_argument("action before any bucket: " + line);
+      g.buckets.back().actions.push_back(detail::ParseAction(token));
+    }
+  }
+  if (g.buckets.empty()) throw std::invalid_argument("group without buckets: " + line);
+  // OVS 3.1: max(16, next power of two of total weight / least weight) slots.
+  uint32_t slots = 16;
+  while (slots < g.buckets.size()) slots <<= 1;
+  g.hash_mask = slots - 1;
+  return g;
+}
+
+class OfPipeline {
+ public:
+  // Every switch of an export file, by name.
+  static std::map<std::string, OfPipeline> LoadExport(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read export " + path);
+    std::map<std::string, OfPipeline> switches;
+    OfPipeline* current = nullptr;
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      std::istringstream words(line);
+      std::string kind;
+      if (!(words >> kind) || kind[0] == '#') continue;
+      try {
+        if (kind == "switch") {
+          std::string name;
+          words >> name;
+          current = &switches[name];
+        } else if (kind == "flow" || kind == "group") {
+          if (!current) throw std::invalid_argument("record before any switch");
+          if (kind == "flow") current->AddFlow(line);
+          else current->AddGroup(ParseGroup(line));
+        }  // scheme, failures, nodes and links are for the readers of the topology
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(path + ":" + std::to_string(number) + ": " + e.what());
+      }
+    }
+    return switches;
+  }
+
+  // The model port a packet leaves by, or -1 (dropped, or held by the
+  // controller: *to_controller says which). *dec_ttl: the caller
+  // decrements the TTL (and drops at 0, as OVS's dec_ttl does). Counts the
+  // hit of every entry, group and bucket on the way. ``port_live(port)``
+  // is a port's OFPPS_LIVE, read by groups' watch ports.
+  int Forward(PacketFields& p, uint32_t bytes, const std::function<bool(uint32_t)>& port_live,
+              bool* dec_ttl, bool* to_controller = nullptr) {
+    return Run(p, bytes, port_live, dec_ttl, to_controller);
+  }
+  int Forward(PacketFields& p, uint32_t bytes, const std::vector<bool>& port_live, bool* dec_ttl,
+              bool* to_controller = nullptr) {
+    return Run(p, bytes, [&](uint32_t port) { return port < port_live.size() && port_live[port]; },
+               dec_ttl, to_controller);
+  }
+
+  // OFPFC_ADD of a "flow" record: an entry of the same table, priority and
+  // match is replaced, keeping its counters (OpenFlow 1.3 without
+  // OFPFF_RESET_COUNTS). Returns the entry.
+  const FlowEntry& AddFlow(const std::string& line) {
+    FlowEntry e = ParseFlow(line);
+    for (const Action& a : e.actions)
+      if (a.kind == Action::kGroup && !groups_.count(a.arg))
+        throw std::invalid_argument("flow outputs to missing group " + std::to_string(a.arg));
+    std::vector<std::unique_ptr<FlowEntry>>& table = tables_[e.table];
+    for (auto& old : table) {
+      if (old->priority == e.priority && old->match == e.match) {
+        e.id = old->id;
+        e.counters = old->counters;
+        *old = std::move(e);
+        return *old;
+      }
+    }
+    e.id = next_id_++;
+    // after every entry of at least its priority: equal priorities keep arrival order
+    auto at = std::find_if(table.begin(), table.end(),
+                           [&](const auto& other) { return other->priority < e.priority; });
+    return **table.insert(at, std::make_unique<FlowEntry>(std::move(e)));
+  }
+
+  // OFPFC_DELETE_STRICT: the entry of the record's table, priority and
+  // match (its actions are ignored); false when there is none.
+  bool DeleteFlowStrict(const std::string& line) {
+    FlowEntry e = ParseFlow(line);
+    auto& table = tables_[e.table];
+    auto it = std::find_if(table.begin(), table.end(), [&](const auto& old) {
+      return old->priority == e.priority && old->match == e.match;
+    });
+    if (it == table.end()) return false;
+    table.erase(it);
+    return true;
+  }
+
+  void AddGroup(GroupEntry g) {
+    uint32_t id = g.id;
+    if (!groups_.emplace(id, std::move(g)).second)
+      throw std::invalid_argument("duplicate group " + std::to_string(id));
+  }
+
+  // Every entry, in id order (the export's order, then run-time adds).
+  std::vector<const FlowEntry*> Entries() const {
+    std::vector<const FlowEntry*> all;
+    for (const auto& [table, entries] : tables_)
+      for (const auto& e : entries) all.push_back(e.get());
+    std::sort(all.begin(), all.end(), [](auto a, auto b) { return a->id < b->id; });
+    return all;
+  }
+  const std::map<uint32_t, GroupEntry>& Groups() const { return groups_; }
+
+ private:
+  const FlowEntry* Lookup(int table, const PacketFields& p) const {
+    auto it = tables_.find(table);
+    if (it == tables_.end()) return nullptr;
+    for (const auto& e : it->second)
+      if (e->Matches(p)) return e.get();
+    return nullptr;
+  }
+
+  template <class Live>
+  Bucket* PickBucket(GroupEntry& g, const PacketFields& p, const Live& live) {
+    auto alive = [&](const Bucket& b) { return b.watch_port < 0 || live(uint32_t(b.watch_port)); };
+    if (g.kind == GroupEntry::kFastFailover) {
+      for (Bucket& b : g.buckets)
+        if (alive(b)) return &b;
+      return nullptr;
+    }
+    uint32_t hash = SymmetricL3L4Hash(p);
+    for (uint32_t i = 0; i <= g.hash_mask; ++i) {
+      Bucket& b = g.buckets[((hash + i) & g.hash_mask) % g.buckets.size()];
+      if (alive(b)) return &b;
+    }
+    return nullptr;
+  }
+
+  template <class Live>
+  void Apply(const std::vector<Action>& actions, PacketFields& p, uint32_t bytes, const Live& live,
+             bool* dec_ttl, bool* to_controller, int* out) {
+    for (const Action& a : actions) {
+      switch (a.kind) {
+        case Action::kOutput: *out = int(a.arg); break;
+        case Action::kInPort: *out = int(p.in_port); break;
+        case Action::kDecTtl: *dec_ttl = true; break;
+        case Action::kController: if (to_controller) *to_controller = true; break;
+        case Action::kSetField: SetField(p, a.field, a.value); break;
+        case Action::kMove: {
+          uint64_t mask = detail::LowBits(a.arg ? a.arg : FieldBits(a.field));
+          SetField(p, a.field, (GetField(p, a.field) & ~mask) | (GetField(p, a.src) & mask));
+          break;
+        }
+        case Action::kGroup: {
+          GroupEntry& g = groups_.at(a.arg);
+          g.counters.Hit(bytes);
+          Bucket* b = PickBucket(g, p, live);
+          if (b) {
+            b->counters.Hit(bytes);
+            Apply(b->actions, p, bytes, live, dec_ttl, to_controller, out);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  template <class Live>
+  int Run(PacketFields& p, uint32_t bytes, const Live& live, bool* dec_ttl, bool* to_controller) {
+    *dec_ttl = false;
+    if (to_controller) *to_controller = false;
+    int out = -1;
+    for (int table = 0; table >= 0;) {
+      FlowEntry* e = const_cast<FlowEntry*>(Lookup(table, p));
+      if (!e) return -1;  // a table miss with no miss entry drops (OpenFlow 1.3)
+      e->counters.Hit(bytes);
+      Apply(e->actions, p, bytes, live, dec_ttl, to_controller, &out);
+      if (e->writes_metadata)
+        p.metadata = (p.metadata & ~e->metadata_mask) | (e->metadata_value & e->metadata_mask);
+      if (e->goto_table >= 0 && e->goto_table <= table)
+        throw std::logic_error("goto_table must go forward: " + e->line);
+      table = e->goto_table;
+    }
+    return out;
+  }
+
+  std::map<int, std::vector<std::unique_ptr<FlowEntry>>> tables_;  // highest priority first
+  std::map<uint32_t, GroupEntry> groups_;
+  uint64_t next_id_ = 0;
+};
+
+}  // namespace dcfabric
