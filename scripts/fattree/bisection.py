@@ -15,7 +15,13 @@ average) so that a result can show the emulator was not the bottleneck.
 
     dcfabric bisection [--k 4] [--bw 10] [--queue 50] [--duration 15] [--omit 3]
         [--seeds 1 2 3 | --reps 3 --seed-base 1] [--patterns random stride-1 ...]
-        [--schemes nonblocking twolevel ...] [--out results/bisection]
+        [--schemes nonblocking twolevel ...] [--backend emulator|sim] [--out results/bisection]
+
+--backend sim runs the same patterns, flows and seeds on the packet-level
+simulator (scripts/sim/bisection_backend.py: ns-3 switches executing the
+controller's exported rules, hosts on ns-3's TCP CUBIC) instead of Mininet;
+it runs the static schemes (nonblocking, twolevel, ecmp) and names the
+others it refuses. Results files record the backend and the machine.
 
 Writes results.json (configuration with the seeds, every flow of every run,
 CPU samples, summary), runs.csv, summary.csv, summary.md (the table as
@@ -43,8 +49,10 @@ from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
 from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
+from scripts.fattree.recompute_benchmark import machine
 from topologies.fattree import FatTree
 
+BACKENDS = ('emulator', 'sim')
 QUEUE_PACKETS = 50
 # dcfabric measure rate-sweep's result on this machine kind (results/rate_sweep/rate_sweep.json)
 FAITHFUL_MBPS = 10.0
@@ -68,6 +76,9 @@ def add_arguments(p):
                         'staggered-EDGEP-PODP, interpod-incoming, sameid-outgoing')
     p.add_argument('--schemes', nargs='+', default=list(SCHEMES), choices=SCHEMES,
                    help='schemes to run; nonblocking is the 100%% reference')
+    p.add_argument('--backend', choices=BACKENDS, default='emulator',
+                   help='emulator (Mininet, OVS, the hosts\' TCP; default) or sim (ns-3, the switches '
+                        'executing the controller\'s exported rules; static schemes only)')
     p.add_argument('--out', default='results/bisection', help='results directory')
     p.add_argument('--summarize', metavar='RUN_DIR', nargs='+',
                    help='no experiment: redo the table, CSV, Markdown and plot of a finished run in place; '
@@ -109,7 +120,13 @@ def run_from_args(args, progress=None):
     for pattern in args.patterns:
         check(pattern, topo)
     schemes = [s for s in SCHEMES if s in args.schemes]
-    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, **daemons_config(args.k, args.bw, args.ovs_instances),
+    if args.backend == 'sim':
+        from scripts.sim.bisection_backend import check_schemes, run_experiment as run_backend
+        check_schemes(schemes)
+    else:
+        run_backend = run_experiment
+    config = {'backend': args.backend, 'machine': machine(),
+              'k': args.k, 'bw': args.bw, 'queue': args.queue, **daemons_config(args.k, args.bw, args.ovs_instances),
               'duration': args.duration, 'omit': args.omit,
               'seeds': seeds, 'patterns': args.patterns, 'schemes': schemes,
               'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
@@ -117,7 +134,7 @@ def run_from_args(args, progress=None):
     out_dir = os.path.join(args.out, datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
     runs = []
     try:
-        run_experiment(config, flows_of, runs.append, progress)
+        run_backend(config, flows_of, runs.append, progress)
     finally:
         if runs:  # what was measured before an interruption is kept
             summary = summarize(runs, config)

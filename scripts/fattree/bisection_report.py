@@ -19,6 +19,12 @@ PAPER = {'random': (75.0, 76.3, 93.5), 'stride-1': (100.0, 100.0, 100.0),
 PAPER_SCHEMES = ('twolevel', 'classifier', 'scheduler')
 
 
+def backend(config):
+    """The backend a run's results came from (runs from before the
+    simulator existed are the emulator's)."""
+    return config.get('backend', 'emulator')
+
+
 def config_seeds(config):
     """The seeds of a run's configuration, one per repetition. Results
     written before seeds were recorded as a list hold the first seed
@@ -41,9 +47,12 @@ def merge(saved_runs):
     seed run in two of them."""
     first_dir, first = saved_runs[0]
     config = {key: first['config'].get(key) for key in SAME_SETTINGS + ('hosts',)}
-    config.update(seeds=[], patterns=[], summarized_from=[])
+    config.update(seeds=[], patterns=[], summarized_from=[], backend=backend(first['config']))
     runs, seen = [], {}
     for run_dir, saved in saved_runs:
+        if backend(saved['config']) != backend(first['config']):
+            raise ValueError('%s ran on the %s, %s on the %s: runs of one backend are summarized together'
+                             % (run_dir, backend(saved['config']), first_dir, backend(first['config'])))
         for key in SAME_SETTINGS:
             if saved['config'].get(key) != config[key]:
                 raise ValueError('%s ran with %s %r, %s with %r: only runs with the same %s are summarized '
@@ -97,11 +106,18 @@ def summarize(runs, config):
             'pct_of_line_rate': statistics.mean(of_line),
             'twolevel_fair_share_pct': model[pattern],
             'aggregate_mbps': statistics.mean(r['aggregate_mbps'] for r in rs),
-            'cpu_busy_pct_max': max(r['cpu_busy_pct'] for r in rs),
-            'ovs_vswitchd_cpu_pct_max': max(r['ovs_vswitchd_cpu_pct'] for r in rs),
+            'cpu_busy_pct_max': max((r.get('cpu_busy_pct') for r in rs if 'cpu_busy_pct' in r), default=None),
+            'ovs_vswitchd_cpu_pct_max': max((r.get('ovs_vswitchd_cpu_pct') for r in rs
+                                             if 'ovs_vswitchd_cpu_pct' in r), default=None),
             'runs_total': len(all_runs), 'runs_judged': sum(1 for r in all_runs if 'fidelity' in r),
             'runs_limited': len(limited), 'all_limited': len(limited) == len(all_runs)}
     return summary
+
+
+def backend_cell(summary, pattern, config):
+    """The backend's column: the emulator's verdict (``fidelity_cell``);
+    a simulated run has none."""
+    return 'simulated' if backend(config) == 'sim' else fidelity_cell(summary, pattern)
 
 
 def fidelity_cell(summary, pattern):
@@ -134,7 +150,7 @@ def format_table(summary, config):
              % ('aggregate / non-blocking switch' if metric == 'pct_of_nonblocking'
                 else 'aggregate / (hosts x link rate)', seeds_caption(config)),
              '%-27s' % 'pattern' + ''.join('%16s' % s for s in schemes)
-             + '  2L fair   paper                   emulator']
+             + '  2L fair   paper                   %s' % backend(config)]
     for pattern in config['patterns']:
         cells = []
         for scheme in schemes:
@@ -151,7 +167,7 @@ def format_table(summary, config):
         lines.append('%-27s' % label(pattern) + ''.join(cells)
                      + ('%9.1f' % model if model is not None else '%9s' % '-') + '   '
                      + '%-24s' % ('[%s]' % ' / '.join('%.1f' % v for v in paper) if paper else '[-]')
-                     + fidelity_cell(summary, pattern))
+                     + backend_cell(summary, pattern, config))
     lines.append('emulator: "faithful" when every run kept the fidelity verdict (scripts/emulator/fidelity.py); '
                  'limited runs are left out of the means, and a cell of only limited runs is marked !')
     return '\n'.join(lines)
@@ -177,10 +193,10 @@ def format_markdown(summary, config, runs):
     metric = _metric(config)
     schemes = [s for s in config['schemes'] if s != 'nonblocking']
     seeds = config_seeds(config)
-    lines = ['k=%d fat-tree, %g Mbit/s links, %d-packet queues, %d s flows after %d s left out; n = %d seed(s) '
+    lines = ['%s: k=%d fat-tree, %g Mbit/s links, %d-packet queues, %d s flows after %d s left out; n = %d seed(s) '
              '(%s), one run each; %% of %s, mean +- std over the seeds. "2L fair": two-level routing with max-min '
              'fair link sharing (a model). Paper: Al-Fares et al. Table 2 (two-level / classifier / scheduler).'
-             % (config['k'], config['bw'], config['queue'], config['duration'], config['omit'], len(seeds),
+             % (backend(config), config['k'], config['bw'], config['queue'], config['duration'], config['omit'], len(seeds),
                 ' '.join(map(str, seeds)), 'the non-blocking switch\'s aggregate rate for the same flows'
                 if metric == 'pct_of_nonblocking' else 'hosts x link rate'),
              machine_line(runs),
@@ -188,7 +204,8 @@ def format_markdown(summary, config, runs):
              '(scripts/emulator/fidelity.py); runs it limited are left out of the means, and a cell of only '
              'limited runs is marked !.',
              '',
-             '| pattern | ' + ' | '.join(schemes) + ' | 2L fair | paper | non-blocking, % of line rate | emulator |',
+             '| pattern | ' + ' | '.join(schemes) + ' | 2L fair | paper | non-blocking, %% of line rate | %s |'
+             % backend(config),
              '|---' * (len(schemes) + 5) + '|']
     for pattern in config['patterns']:
         cells = []
@@ -208,7 +225,7 @@ def format_markdown(summary, config, runs):
         cells += ['-' if model is None else '%.1f' % model,
                   ' / '.join('%.1f' % v for v in paper) if paper else '-',
                   '-' if reference is None else '%.1f' % reference['pct_of_line_rate'] + _flag(reference),
-                  fidelity_cell(summary, pattern)]
+                  backend_cell(summary, pattern, config)]
         lines.append('| %s | %s |' % (label(pattern), ' | '.join(cells)))
     return '\n'.join(lines) + '\n'
 
@@ -221,14 +238,15 @@ def write_outputs(out_dir, config, runs, summary):
     seeds = config_seeds(config)
     with open(os.path.join(out_dir, 'runs.csv'), 'w', newline='') as f:
         w = csv.writer(f)
-        w.writerow(['scheme', 'pattern', 'rep', 'seed', 'src', 'dst', 'mbps', 'aggregate_mbps',
+        w.writerow(['backend', 'scheme', 'pattern', 'rep', 'seed', 'src', 'dst', 'mbps', 'aggregate_mbps',
                     'cpu_busy_pct', 'cpu_nice_pct', 'ovs_vswitchd_cpu_pct', 'loadavg_1m', 'ovs_bridges',
                     'fidelity_ok'])
         for r in runs:
             for flow in r['flows']:
-                w.writerow([r['scheme'], r['pattern'], r['rep'], seeds[r['rep']], flow['src'], flow['dst'],
-                            flow['mbps'], r['aggregate_mbps'], r['cpu_busy_pct'], r['cpu_nice_pct'],
-                            r['ovs_vswitchd_cpu_pct'], r['loadavg_1m'], r['ovs_bridges'],
+                w.writerow([backend(config), r['scheme'], r['pattern'], r['rep'], seeds[r['rep']], flow['src'],
+                            flow['dst'], flow['mbps'], r['aggregate_mbps'],
+                            *(r.get(key, '') for key in ('cpu_busy_pct', 'cpu_nice_pct', 'ovs_vswitchd_cpu_pct',
+                                                         'loadavg_1m', 'ovs_bridges')),
                             r['fidelity']['ok'] if 'fidelity' in r else ''])
     with open(os.path.join(out_dir, 'summary.csv'), 'w', newline='') as f:
         rows = list(summary.values())
@@ -268,8 +286,8 @@ def plot(path, summary, config):
     ax.set_xticklabels([label(p) for p in patterns], rotation=30, ha='right', fontsize=8)
     ax.set_ylabel('% of ideal bisection bandwidth')
     ax.set_ylim(0, 110)
-    ax.set_title('k=%d fat-tree, %g Mbit/s links, %d s flows; %s'
-                 % (config['k'], config['bw'], config['duration'], seeds_caption(config)), fontsize=9)
+    ax.set_title('%s: k=%d fat-tree, %g Mbit/s links, %d s flows; %s'
+                 % (backend(config), config['k'], config['bw'], config['duration'], seeds_caption(config)), fontsize=9)
     # below the axes: inside, it would hide the marks at 100%
     ax.legend(fontsize=8, ncol=3, loc='upper center', bbox_to_anchor=(0.5, -0.28))
     fig.savefig(path, dpi=120, bbox_inches='tight')

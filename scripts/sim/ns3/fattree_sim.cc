@@ -1,0 +1,512 @@
+// Packet-level simulation of a switched fabric whose switches execute the
+// controller's exported OpenFlow rules (dcfabric::OfPipeline), with TCP hosts
+// sending bulk flows.  One C++ program, not Python bindings: a run costs no
+// 8-9 s import, and the per-packet switch logic stays in C++.
+//
+// A switch is a bare ns-3 node (no IP stack): a protocol handler on each of
+// its point-to-point devices hands every IPv4 packet to the switch's pipeline,
+// which returns the model port to send it out of.  So ports are the model's
+// port numbers, TTL is decremented only where a rule says dec_ttl, and a full
+// device queue is the switch's drop-tail queue.  Hosts run ns-3's TCP.
+//
+// Input: a scenario file of "key value..." lines written by
+// scripts/sim/network.py (see ReadScenario).  Output: JSON on stdout (flows'
+// bytes, drops, every rule's counters); progress on stderr.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+
+#include "of_pipeline.h"
+
+using namespace ns3;
+
+namespace {
+
+constexpr uint16_t kIpv4EtherType = 0x0800;
+constexpr uint16_t kFirstSinkPort = 5201;  // iperf3's, as the emulator's flows
+constexpr double kProgressEveryWallS = 2.0;
+
+struct LinkSpec {
+  std::string a;
+  int port_a;
+  std::string b;
+  int port_b;
+};
+
+struct FlowSpec {
+  int id;
+  std::string src, dst;
+  double start_s, stop_s;
+  uint64_t bytes;  // 0: sends until stop_s
+};
+
+struct FailureSpec {
+  double at_s;
+  std::string node;
+  int port;  // -1: the whole switch fails
+};
+
+struct Scenario {
+  uint64_t seed = 1;
+  double link_mbps = 1000, link_delay_us = 1;
+  uint32_t queue_packets = 50;
+  uint32_t ecn_threshold_packets = 0;  // 0: no ECN marking
+  std::string tcp = "cubic";
+  double min_rto_ms = 5;
+  double stop_s = 1, measure_from_s = 0;
+  double detection_ms = 210;  // failure -> the ends' ports read not live (BFD)
+  std::string pipeline_path;
+  std::vector<std::string> switches;
+  std::vector<std::pair<std::string, std::string>> hosts;  // (name, IPv4)
+  std::vector<LinkSpec> links;
+  std::vector<FlowSpec> flows;
+  std::vector<FailureSpec> failures;
+};
+
+Scenario ReadScenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open scenario file " + path);
+  Scenario s;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string key;
+    if (!(f >> key) || key[0] == '#') continue;
+    bool ok = true;
+    if (key == "seed") ok = bool(f >> s.seed);
+    else if (key == "link_mbps") ok = bool(f >> s.link_mbps);
+    else if (key == "link_delay_us") ok = bool(f >> s.link_delay_us);
+    else if (key == "queue_packets") ok = bool(f >> s.queue_packets);
+    else if (key == "ecn_threshold_packets") ok = bool(f >> s.ecn_threshold_packets);
+    else if (key == "tcp") ok = bool(f >> s.tcp);
+    else if (key == "min_rto_ms") ok = bool(f >> s.min_rto_ms);
+    else if (key == "stop_s") ok = bool(f >> s.stop_s);
+    else if (key == "measure_from_s") ok = bool(f >> s.measure_from_s);
+    else if (key == "detection_ms") ok = bool(f >> s.detection_ms);
+    else if (key == "pipeline") ok = bool(f >> s.pipeline_path);
+    else if (key == "switch") {
+      std::string name;
+      ok = bool(f >> name);
+      s.switches.push_back(name);
+    } else if (key == "host") {
+      std::string name, ip;
+      ok = bool(f >> name >> ip);
+      s.hosts.push_back({name, ip});
+    } else if (key == "link") {
+      LinkSpec l;
+      ok = bool(f >> l.a >> l.port_a >> l.b >> l.port_b);
+      s.links.push_back(l);
+    } else if (key == "flow") {
+      FlowSpec fl;
+      ok = bool(f >> fl.id >> fl.src >> fl.dst >> fl.start_s >> fl.stop_s >> fl.bytes);
+      s.flows.push_back(fl);
+    } else if (key == "fail_link") {
+      FailureSpec fa;
+      ok = bool(f >> fa.at_s >> fa.node >> fa.port);
+      s.failures.push_back(fa);
+    } else if (key == "fail_switch") {
+      FailureSpec fa{0, "", -1};
+      ok = bool(f >> fa.at_s >> fa.node);
+      s.failures.push_back(fa);
+    } else {
+      throw std::invalid_argument("unknown scenario key '" + key + "' in " + path);
+    }
+    if (!ok) throw std::invalid_argument("bad value in scenario line: " + line);
+  }
+  if (s.tcp != "cubic" && s.tcp != "dctcp")
+    throw std::invalid_argument("tcp must be cubic or dctcp, got '" + s.tcp + "'");
+  if (s.tcp == "dctcp" && s.ecn_threshold_packets == 0)
+    throw std::invalid_argument("dctcp needs an ECN marking threshold (ecn_threshold_packets > 0)");
+  if (s.link_mbps <= 0 || s.queue_packets == 0 || s.stop_s <= 0)
+    throw std::invalid_argument("link_mbps, queue_packets and stop_s must be positive");
+  if (s.measure_from_s < 0 || s.measure_from_s >= s.stop_s)
+    throw std::invalid_argument("measure_from_s must lie in [0, stop_s)");
+  if (s.pipeline_path.empty()) throw std::invalid_argument("the scenario names no pipeline export");
+  return s;
+}
+
+uint32_t BigEndian32(const uint8_t* b) {
+  return uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 | b[3];
+}
+
+struct PortDrops {
+  uint64_t queue_full = 0;  // the port's drop-tail queue overflowed
+  uint64_t ecn_marked = 0;
+};
+
+// One switch: model port -> device, which ports read live, and its pipeline.
+class PipelineSwitch {
+ public:
+  PipelineSwitch(std::string name, Ptr<Node> node, dcfabric::OfPipeline* pipeline,
+                 uint32_t ecn_threshold)
+      : name_(std::move(name)), node_(node), pipeline_(pipeline), ecn_threshold_(ecn_threshold) {}
+
+  void AddPort(int port, Ptr<PointToPointNetDevice> device) {
+    if (port < 0) throw std::invalid_argument(name_ + ": negative port");
+    if (size_t(port) >= devices_.size()) {
+      devices_.resize(port + 1);
+      live_.resize(port + 1, false);
+      drops_.resize(port + 1);
+    }
+    if (devices_[port]) throw std::invalid_argument(name_ + ": port " + std::to_string(port) + " cabled twice");
+    devices_[port] = device;
+    live_[port] = true;
+    uint32_t ifindex = device->GetIfIndex();
+    if (ifindex >= port_of_ifindex_.size()) port_of_ifindex_.resize(ifindex + 1, -1);
+    port_of_ifindex_[ifindex] = port;
+    node_->RegisterProtocolHandler(MakeCallback(&PipelineSwitch::Receive, this), kIpv4EtherType,
+                                   device);
+  }
+
+  std::vector<int> Ports() const {
+    std::vector<int> ports;
+    for (size_t p = 0; p < devices_.size(); ++p)
+      if (devices_[p]) ports.push_back(int(p));
+    return ports;
+  }
+
+  void SetLive(int port, bool live) { live_.at(port) = live; }
+  const std::string& name() const { return name_; }
+  const std::vector<PortDrops>& port_drops() const { return drops_; }
+  uint64_t no_rule() const { return no_rule_; }
+  uint64_t ttl_expired() const { return ttl_expired_; }
+  uint64_t dead_port() const { return dead_port_; }
+  const dcfabric::OfPipeline& pipeline() const { return *pipeline_; }
+
+ private:
+  void Receive(Ptr<NetDevice> device, Ptr<const Packet> packet, uint16_t, const Address&,
+               const Address&, NetDevice::PacketType) {
+    uint8_t b[60];
+    uint32_t n = packet->CopyData(b, sizeof b);
+    uint32_t ihl = (b[0] & 0xf) * 4;
+    if (n < 20 || (b[0] >> 4) != 4 || n < ihl) {
+      no_rule_++;  // nothing but IPv4 travels here; count it rather than guess
+      return;
+    }
+    dcfabric::PacketFields fields;
+    fields.in_port = port_of_ifindex_[device->GetIfIndex()];
+    fields.eth_type = kIpv4EtherType;
+    fields.ip_proto = b[9];
+    fields.ipv4_src = BigEndian32(b + 12);
+    fields.ipv4_dst = BigEndian32(b + 16);
+    if ((fields.ip_proto == 6 || fields.ip_proto == 17) && n >= ihl + 4) {
+      fields.tp_src = uint16_t(b[ihl] << 8 | b[ihl + 1]);
+      fields.tp_dst = uint16_t(b[ihl + 2] << 8 | b[ihl + 3]);
+    }
+    bool dec_ttl = false;
+    int out = pipeline_->Forward(fields, packet->GetSize(), live_, &dec_ttl);
+    if (out < 0 || size_t(out) >= devices_.size() || !devices_[out]) {
+      no_rule_++;
+      return;
+    }
+    if (!live_[out]) {  // a rule's plain output to a port whose link is down
+      dead_port_++;
+      return;
+    }
+    Ptr<PointToPointNetDevice> dev = devices_[out];
+    uint8_t ecn = b[1] & 0x3;
+    bool mark = ecn_threshold_ && (ecn == 1 || ecn == 2) &&
+                dev->GetQueue()->GetNPackets() >= ecn_threshold_;
+    Ptr<Packet> copy = packet->Copy();
+    if (dec_ttl || mark) {
+      Ipv4Header ip;
+      copy->RemoveHeader(ip);
+      if (dec_ttl) {
+        if (ip.GetTtl() <= 1) {
+          ttl_expired_++;
+          return;
+        }
+        ip.SetTtl(ip.GetTtl() - 1);
+      }
+      if (mark) {
+        ip.SetEcn(Ipv4Header::ECN_CE);
+        drops_[out].ecn_marked++;
+      }
+      copy->AddHeader(ip);
+    }
+    if (!dev->Send(copy, dev->GetBroadcast(), kIpv4EtherType)) drops_[out].queue_full++;
+  }
+
+  std::string name_;
+  Ptr<Node> node_;
+  dcfabric::OfPipeline* pipeline_;
+  uint32_t ecn_threshold_;
+  std::vector<Ptr<PointToPointNetDevice>> devices_;  // index: model port
+  std::vector<bool> live_;
+  std::vector<int> port_of_ifindex_;
+  std::vector<PortDrops> drops_;
+  uint64_t no_rule_ = 0, ttl_expired_ = 0, dead_port_ = 0;
+};
+
+struct FlowState {
+  uint64_t received = 0, received_at_measure_start = 0;
+  double finish_s = -1;
+};
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void ConfigureTcp(const Scenario& sc) {
+  Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                     TypeIdValue(sc.tcp == "dctcp" ? TcpDctcp::GetTypeId() : TcpCubic::GetTypeId()));
+  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));  // Linux's
+  // An ACK per segment: with ns-3's one per two, two CUBIC flows sharing a
+  // 1 Gbit/s drop-tail port locked one out (1-17 Mbit/s against 950, its
+  // window stuck in 5 ms RTO cycles); per-segment ACKs shared it 451-513.
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+  // ns-3's 1 s minimum RTO (Linux: 200 ms) would turn a datacenter loss into a stall.
+  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MicroSeconds(sc.min_rto_ms * 1e3)));
+  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(10)));
+  Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(sc.min_rto_ms * 1e3)));
+  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 22));
+  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 22));
+}
+
+void Run(const Scenario& sc, std::ostream& out) {
+  auto wall_start = std::chrono::steady_clock::now();
+  auto wall_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  };
+  RngSeedManager::SetSeed(sc.seed);
+  ConfigureTcp(sc);
+
+  std::map<std::string, dcfabric::OfPipeline> pipelines =
+      dcfabric::OfPipeline::LoadExport(sc.pipeline_path);
+  std::map<std::string, std::unique_ptr<PipelineSwitch>> switches;
+  std::map<std::string, Ptr<Node>> nodes;
+  for (const std::string& name : sc.switches) {
+    auto it = pipelines.find(name);
+    if (it == pipelines.end())
+      throw std::invalid_argument("the pipeline export " + sc.pipeline_path + " has no switch " + name);
+    Ptr<Node> node = CreateObject<Node>();
+    nodes[name] = node;
+    switches[name] = std::make_unique<PipelineSwitch>(name, node, &it->second,
+                                                       sc.ecn_threshold_packets);
+  }
+  NodeContainer host_nodes;
+  std::map<std::string, Ipv4Address> host_ip;
+  for (const auto& [name, ip] : sc.hosts) {
+    if (nodes.count(name)) throw std::invalid_argument("node " + name + " named twice");
+    Ptr<Node> node = CreateObject<Node>();
+    nodes[name] = node;
+    host_nodes.Add(node);
+    host_ip[name] = Ipv4Address(ip.c_str());
+  }
+  InternetStackHelper stack;
+  stack.Install(host_nodes);
+
+  PointToPointHelper p2p;
+  p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(uint64_t(sc.link_mbps * 1e6))));
+  p2p.SetChannelAttribute("Delay", TimeValue(MicroSeconds(sc.link_delay_us)));
+  p2p.SetQueue("ns3::DropTailQueue",
+               "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, sc.queue_packets)));
+  auto node_of = [&](const std::string& name) {
+    auto it = nodes.find(name);
+    if (it == nodes.end()) throw std::invalid_argument("a link or flow names unknown node " + name);
+    return it->second;
+  };
+  // (node, port) -> its device, for failures
+  std::map<std::pair<std::string, int>, Ptr<PointToPointNetDevice>> device_at;
+  std::map<std::pair<std::string, int>, std::pair<std::string, int>> peer;
+  std::map<std::string, int> host_links;
+  for (const LinkSpec& l : sc.links) {
+    NetDeviceContainer d = p2p.Install(node_of(l.a), node_of(l.b));
+    const std::pair<std::string, int> ends[2] = {{l.a, l.port_a}, {l.b, l.port_b}};
+    for (int e = 0; e < 2; ++e) {
+      auto dev = DynamicCast<PointToPointNetDevice>(d.Get(e));
+      const auto& [name, port] = ends[e];
+      device_at[ends[e]] = dev;
+      peer[ends[e]] = ends[1 - e];
+      auto sw = switches.find(name);
+      if (sw != switches.end()) {
+        sw->second->AddPort(port, dev);
+        continue;
+      }
+      if (host_links[name]++) throw std::invalid_argument("host " + name + " has more than one link");
+      // No queue disc on the host's NIC (ns-3's default would be fq_codel):
+      // its device queue is drop-tail, as every shaped interface of the emulator.
+      Ptr<Ipv4> ipv4 = nodes[name]->GetObject<Ipv4>();
+      int32_t ifc = ipv4->AddInterface(dev);
+      ipv4->AddAddress(ifc, Ipv4InterfaceAddress(host_ip[name], Ipv4Mask("255.0.0.0")));
+      ipv4->SetUp(ifc);
+    }
+  }
+  for (const auto& [name, _] : sc.hosts)
+    if (!host_links.count(name)) throw std::invalid_argument("host " + name + " has no link");
+
+  // Flows: one sink per flow on the destination, ports from iperf3's up.
+  std::vector<FlowState> state(sc.flows.size());
+  std::map<std::string, uint16_t> next_port;
+  size_t flows_done = 0;
+  for (size_t i = 0; i < sc.flows.size(); ++i) {
+    const FlowSpec& f = sc.flows[i];
+    if (!host_ip.count(f.src) || !host_ip.count(f.dst) || f.src == f.dst)
+      throw std::invalid_argument("flow " + std::to_string(f.id) + " needs two distinct hosts");
+    if (f.start_s < 0 || f.stop_s <= f.start_s)
+      throw std::invalid_argument("flow " + std::to_string(f.id) + " must start before it stops");
+    auto [it, fresh] = next_port.try_emplace(f.dst, kFirstSinkPort);
+    uint16_t port = it->second++;
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+    ApplicationContainer sa = sink.Install(nodes[f.dst]);
+    sa.Start(Seconds(0));
+    FlowState* st = &state[i];
+    uint64_t size = f.bytes;
+    sa.Get(0)->TraceConnectWithoutContext(
+        "Rx", Callback<void, Ptr<const Packet>, const Address&>(
+                  [st, size, &flows_done](Ptr<const Packet> p, const Address&) {
+                    st->received += p->GetSize();
+                    if (size > 0 && st->finish_s < 0 && st->received >= size) {
+                      st->finish_s = Simulator::Now().GetSeconds();
+                      flows_done++;
+                    }
+                  }));
+    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(host_ip[f.dst], port));
+    bulk.SetAttribute("MaxBytes", UintegerValue(f.bytes));
+    bulk.SetAttribute("SendSize", UintegerValue(1448));
+    ApplicationContainer ba = bulk.Install(nodes[f.src]);
+    ba.Start(Seconds(f.start_s));
+    ba.Stop(Seconds(f.stop_s));
+    if (size == 0) Simulator::Schedule(Seconds(f.stop_s), [&flows_done] { flows_done++; });
+  }
+  Simulator::Schedule(Seconds(sc.measure_from_s), [&state] {
+    for (FlowState& st : state) st.received_at_measure_start = st.received;
+  });
+
+  // Failures: the link drops everything from at_s on; BFD's detection time
+  // later the switches at its ends read the port not live, which is all a
+  // fast-failover group needs for its local repair.
+  auto drop_all = CreateObject<RateErrorModel>();
+  drop_all->SetRate(1.0);
+  drop_all->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
+  auto fail_port = [&](const std::pair<std::string, int>& end, double at_s) {
+    auto dev = device_at.find(end);
+    if (dev == device_at.end())
+      throw std::invalid_argument(end.first + " has no cabled port " + std::to_string(end.second));
+    const auto& far = peer[end];
+    for (const auto& e : {end, far}) {
+      Ptr<PointToPointNetDevice> d = device_at[e];
+      Simulator::Schedule(Seconds(at_s), [d, drop_all] { d->SetReceiveErrorModel(drop_all); });
+      auto sw = switches.find(e.first);
+      if (sw != switches.end()) {
+        PipelineSwitch* s = sw->second.get();
+        int port = e.second;
+        Simulator::Schedule(Seconds(at_s) + MicroSeconds(sc.detection_ms * 1e3),
+                            [s, port] { s->SetLive(port, false); });
+      }
+    }
+  };
+  for (const FailureSpec& fa : sc.failures) {
+    if (fa.port >= 0) {
+      fail_port({fa.node, fa.port}, fa.at_s);
+      continue;
+    }
+    auto sw = switches.find(fa.node);
+    if (sw == switches.end()) throw std::invalid_argument("fail_switch names unknown switch " + fa.node);
+    for (int port : sw->second->Ports()) fail_port({fa.node, port}, fa.at_s);
+  }
+
+  // Progress on stderr every few wall seconds, checked each simulated ms.
+  double last_report = 0;
+  std::function<void()> progress = [&] {
+    if (wall_s() - last_report >= kProgressEveryWallS) {
+      last_report = wall_s();
+      std::fprintf(stderr, "fattree_sim: simulated %.3f of %.3f s, flows done %zu/%zu, wall %.1f s\n",
+                   Simulator::Now().GetSeconds(), sc.stop_s, flows_done, sc.flows.size(), last_report);
+    }
+    Simulator::Schedule(MilliSeconds(1), progress);
+  };
+  Simulator::Schedule(MilliSeconds(1), progress);
+
+  Simulator::Stop(Seconds(sc.stop_s));
+  Simulator::Run();
+  double measured_s = sc.stop_s - sc.measure_from_s;
+
+  out.precision(9);
+  out << "{\"simulated_s\": " << Simulator::Now().GetSeconds() << ", \"wall_s\": " << wall_s()
+      << ", \"events\": " << Simulator::GetEventCount() << ", \"measured_s\": " << measured_s
+      << ",\n \"flows\": [";
+  for (size_t i = 0; i < sc.flows.size(); ++i) {
+    const FlowSpec& f = sc.flows[i];
+    const FlowState& st = state[i];
+    uint64_t measured = st.received - st.received_at_measure_start;
+    out << (i ? ",\n  " : "\n  ") << "{\"id\": " << f.id << ", \"src\": " << JsonString(f.src)
+        << ", \"dst\": " << JsonString(f.dst) << ", \"bytes_received\": " << st.received
+        << ", \"bytes_measured\": " << measured
+        << ", \"goodput_mbps\": " << measured * 8 / measured_s / 1e6 << ", \"fct_s\": ";
+    if (st.finish_s >= 0) out << st.finish_s - f.start_s; else out << "null";
+    out << "}";
+  }
+  out << "],\n \"switches\": {";
+  bool first = true;
+  for (const std::string& name : sc.switches) {
+    const PipelineSwitch& s = *switches[name];
+    out << (first ? "\n  " : ",\n  ") << JsonString(name) << ": {\"no_rule\": " << s.no_rule()
+        << ", \"ttl_expired\": " << s.ttl_expired() << ", \"dead_port\": " << s.dead_port()
+        << ", \"rules_hit\": [";
+    // Every entry a packet hit, as its export record with its counters.
+    bool first_rule = true;
+    for (const dcfabric::FlowEntry* e : s.pipeline().Entries()) {
+      if (!e->counters.packets) continue;
+      out << (first_rule ? "" : ", ") << "[" << JsonString(e->line) << ", " << e->counters.packets
+          << ", " << e->counters.bytes << "]";
+      first_rule = false;
+    }
+    out << "], \"group_buckets\": {";
+    bool first_group = true;
+    for (const auto& [id, group] : s.pipeline().Groups()) {
+      out << (first_group ? "" : ", ") << "\"" << id << "\": [";
+      for (size_t b = 0; b < group.buckets.size(); ++b)
+        out << (b ? ", " : "") << group.buckets[b].counters.packets;
+      out << "]";
+      first_group = false;
+    }
+    out << "}, \"ports\": {";
+    bool first_port = true;
+    for (int port : s.Ports()) {
+      const PortDrops& d = s.port_drops()[port];
+      out << (first_port ? "" : ", ") << "\"" << port << "\": {\"queue_drops\": " << d.queue_full
+          << ", \"ecn_marked\": " << d.ecn_marked << "}";
+      first_port = false;
+    }
+    out << "}}";
+    first = false;
+  }
+  out << "}}\n";
+  Simulator::Destroy();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: fattree_sim SCENARIO_FILE\n";
+    return 2;
+  }
+  try {
+    Run(ReadScenario(argv[1]), std::cout);
+  } catch (const std::exception& e) {
+    std::cerr << "fattree_sim: " << e.what() << '\n';
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,29 @@
+"""A small bisection run on the simulator (k=4, 1 Gbit/s, tens of
+milliseconds): a flow alone on its path gets line rate, two flows that
+two-level routing puts on one uplink share it; and the schemes the
+simulator does not run are refused by name."""
+import pytest
+
+from scripts.sim import bisection_backend
+from scripts.sim.network import SimFlow, SimSettings
+from topologies.fattree import FatTree
+
+
+def test_dynamic_schemes_are_refused_by_name():
+    bisection_backend.check_schemes(['nonblocking', 'twolevel', 'ecmp'])
+    with pytest.raises(ValueError, match='does not run classifier, scheduler yet'):
+        bisection_backend.check_schemes(['twolevel', 'classifier', 'scheduler'])
+
+
+def test_alone_at_line_rate_and_sharing_an_uplink_halved():
+    # Destination host ID 2 from both hosts of edge e0_0: two-level routing
+    # sends both up the same port; h0_1_2 -> h3_0_3 shares no link with them.
+    flows = [SimFlow('h0_0_2', 'h1_0_2', 0.0, 0.06), SimFlow('h0_0_3', 'h2_0_2', 0.0002, 0.06),
+             SimFlow('h0_1_2', 'h3_0_3', 0.0001, 0.06)]
+    result = bisection_backend.simulate(FatTree(4), 'twolevel', flows,
+                                        SimSettings(link_mbps=1000, stop_s=0.06, measure_from_s=0.01),
+                                        progress=lambda line: None)
+    shared_a, shared_b, alone = (f['goodput_mbps'] for f in result['flows'])
+    assert alone > 900
+    assert 850 < shared_a + shared_b < 1000
+    assert 300 < shared_a < 700 and 300 < shared_b < 700
