@@ -72,6 +72,12 @@ EXPERIMENT_TABLES = {
     'latency': ('results/emulator/latency.json', 'scripts.fattree.latency', 'markdown'),
     'shaped-profile': ('results/emulator/shaped_profile.json', 'scripts.fattree.shaped_profile', 'markdown'),
     'shaped-link': ('results/emulator/shaped_link.json', 'scripts.fattree.shaped_link', 'markdown'),
+    'recompute-benchmark': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',
+                            'markdown'),
+    'reaction-benchmark': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',
+                           'reaction_markdown'),
+    'start-up-program': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',
+                         'start_up_markdown'),
 }
 
 
@@ -120,35 +126,6 @@ def fattree_model_timing(root):
         lines.append('| %d | {:,} | %.3f | %.3f |'.format(r['switches'])
                      % (r['k'], r['compute_all_s'], r['recompute_one_failure_s']))
     return _rows(lines)
-
-
-@table('recompute-benchmark')
-def recompute_benchmark(root):
-    """The controller's tables after failures (scripts/fattree/recompute_benchmark.py)."""
-    result = _load(root, 'results/fattree/recompute_benchmark.json')
-    rows = result['results']
-    events = list(dict.fromkeys(e['event'] for r in rows for e in r['events']))
-    lines = ['| k | switches | every table, nothing failed: compute + compile (ms) | full recompute, one link '
-             'failure (ms) | ' + ' | '.join(events) + ' |', '|---' * (4 + len(events)) + '|']
-    for r in rows:
-        by_event = {e['event']: e for e in r['events']}
-        lines.append('| %d | {:,} | %s + %s | %s | %s |'.format(r['switches']) % (
-            r['k'], _num(1e3 * r['full_compute_s']), _num(1e3 * r['full_compile_s']),
-            _num(1e3 * r['full_recompute_one_failure_s']), ' | '.join(
-                '-' if event not in by_event else '%s ({:,})'.format(by_event[event]['changed_switches'])
-                % _num(1e3 * by_event[event]['update_s']) for event in events)))
-    largest = max(rows, key=lambda r: r['k'])
-    loads = [r[key][0] for r in rows for key in ('load_average_before', 'load_average_after')]
-    machine = result['machine']
-    checked = all(e['checked'] for r in rows for e in r['events'])
-    return _rows(lines) + (
-        '\n\nEach event column: the incremental update (`FailureRouting.update`) on the one instance the '
-        'controller keeps, in ms, and in brackets the switches whose tables changed. Median wall-clock time of '
-        '%d runs; every result %s the full recompute under the same failure set; recovering from each event '
-        'took at most %s ms at k=%d. %d cores (%s), %s %s; load average (1 min) %.2f to %.2f.' % (
-            result['repeats'], 'checked equal to' if checked else 'not checked against',
-            _num(1e3 * max(e['recover_s'] for e in largest['events'])), largest['k'], machine['cpu_count'],
-            machine['processor'], machine['implementation'], machine['python'], min(loads), max(loads)))
 
 
 @table('fault-campaign')

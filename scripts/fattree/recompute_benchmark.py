@@ -1,25 +1,37 @@
-"""How long the fat-tree controller takes to compute its routing state, and
-to recompute it after failures, at each k (no fabric: the model only).
+"""How long the fat-tree controller takes to react to failures, from the
+failure to the messages, and to program the fabric at start, at each k
+(no fabric: the model only).
 
     python -m scripts.fattree.recompute_benchmark [--k 4 8 16 32 48] [--repeats 3] [--out results/fattree]
 
 Per k, each figure is the median of --repeats runs, in wall-clock seconds
 (every sample is kept, and the median CPU seconds of the process beside
-each: on a shared machine the two part when other work competes):
+some: on a shared machine the two part when other work competes):
 
   full_compute_s    every switch's tables with nothing failed, as the
                     controller computes them at start (FailureRouting(topo))
   full_compile_s    all of them compiled to OpenFlow (pipeline.compile_table)
                     Both start from cold caches (the modules' memoised
                     entries and rules cleared).
-  events            one link failure (upper-core, then lower-upper), one
-                    switch failure (upper, lower, core) and a burst of 20
-                    link failures at once (seeded), each then recovered,
-                    on the one FailureRouting the controller keeps:
-                    update_s (the incremental recompute), compile_s (of the
-                    changed tables), changed_switches, recover_s; the first
-                    sample (caches not yet holding the event's entries) is
-                    also given as first_update_s.
+  start_up          the first full program: compute, compile (routing and
+                    ARP rules), and messages (each switch's delete-all,
+                    flow-mods and group-mods, encoded by Ryu as the app
+                    sends them), with their counts and bytes
+  events            one link failure of each kind (upper-core, lower-upper),
+                    one switch failure of each role (upper, lower, core)
+                    and a burst of 20 link failures at once (seeded), each
+                    then recovered, on the one FailureRouting the
+                    controller keeps, each reaction in three steps as the
+                    app takes them:
+                      recompute_s  FailureRouting.update and the changed
+                                   tables compiled (update_s, compile_s)
+                      plan_s       the staged plan (staging:
+                                   forwarding_changes per changed switch,
+                                   dependencies, stages)
+                      messages_s   the ordered diffs (diff_s) and their
+                                   flow- and group-mods encoded (encode_s)
+                    reaction_s is their sum; the stages, switches per stage,
+                    flow-mods, group-mods and bytes are counted.
   full_recompute_one_failure_s
                     the full recompute (tables_with_failures) under the
                     first link failure, for comparison
@@ -37,8 +49,14 @@ import statistics
 import sys
 import time
 
+from ryu.ofproto import ofproto_v1_3, ofproto_v1_3_parser
+
 from controller.fattree import failover, pipeline, twolevel
 from controller.fattree.failover import FailureRouting, expand_failures, tables_with_failures
+from controller.fattree.pipeline import arp_responder_rules, compile_table
+from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, ordered_diff
+from controller.openflow.staging import dependencies, forwarding_changes, stages
+from controller.ryuapp import ofp
 from scripts.argtypes import fattree_k, positive
 from scripts.emulator.progress import progress
 from topologies.fattree import FatTree, aggregation_name, core_name, edge_name
@@ -96,13 +114,107 @@ def events(topo, seed):
     links = sorted(tuple(sorted((l.node_a, l.node_b))) for l in topo.switch_links())
     burst = random.Random(seed).sample(links, BURST_LINKS)
     return [
-        ('link failure, upper-core', expand_failures(topo, [(aggregation_name(0, half), core_name(1, 1))])),
-        ('link failure, lower-upper', expand_failures(topo, [(edge_name(0, 0), aggregation_name(0, half))])),
-        ('switch failure, upper', expand_failures(topo, failed_switches=[aggregation_name(0, half)])),
-        ('switch failure, lower', expand_failures(topo, failed_switches=[edge_name(0, 0)])),
-        ('switch failure, core', expand_failures(topo, failed_switches=[core_name(1, 1)])),
+        ('upper-core link failure', expand_failures(topo, [(aggregation_name(0, half), core_name(1, 1))])),
+        ('lower-upper link failure', expand_failures(topo, [(edge_name(0, 0), aggregation_name(0, half))])),
+        ('upper switch failure', expand_failures(topo, failed_switches=[aggregation_name(0, half)])),
+        ('lower switch failure', expand_failures(topo, failed_switches=[edge_name(0, 0)])),
+        ('core switch failure', expand_failures(topo, failed_switches=[core_name(1, 1)])),
         ('burst of %d link failures' % BURST_LINKS, expand_failures(topo, burst)),
     ]
+
+
+class EncodingDatapath:
+    """What Ryu's messages ask of a connected switch to encode themselves."""
+    ofproto = ofproto_v1_3
+    ofproto_parser = ofproto_v1_3_parser
+
+
+def encoded(messages):
+    """(flow-mods, group-mods, bytes) of Ryu messages, each encoded as
+    Datapath.send_msg encodes it."""
+    flow_mods = group_mods = size = 0
+    for message in messages:
+        message.xid = 0
+        message.serialize()
+        size += len(message.buf)
+        if isinstance(message, ofproto_v1_3_parser.OFPFlowMod):
+            flow_mods += 1
+        else:
+            group_mods += 1
+    return flow_mods, group_mods, size
+
+
+def switch_state(topo, name, table):
+    """A switch's routing and ARP rules and groups, as the app's rules_for and groups_for give them."""
+    rules, groups = compile_table(table)
+    return rules + arp_responder_rules(topo, name), groups
+
+
+def react(topo, routing, installed, arp, failed):
+    """The controller's reaction to the failure set becoming ``failed``, in
+    the app's steps (routing_app.apply_failures, then FabricApp's staged
+    update): {step: seconds} and what it sends. ``installed`` ({switch:
+    (rules, groups)}) becomes the new state."""
+    gc.collect()
+    clock = [time.perf_counter()]
+    changed = routing.update(failed)
+    clock.append(time.perf_counter())
+    new = {name: (rules + arp[name], groups)
+           for name, (rules, groups) in ((name, compile_table(table)) for name, table in changed.items())}
+    new = {name: state for name, state in new.items() if state != installed[name]}
+    clock.append(time.perf_counter())
+    plan = stages(dependencies({name: forwarding_changes(topo, name, installed[name], state)
+                                for name, state in new.items()}))
+    clock.append(time.perf_counter())
+    ops = {name: ordered_diff(installed[name][0], state[0], installed[name][1], state[1])
+           for name, state in new.items()}
+    clock.append(time.perf_counter())
+    flow_mods, group_mods, size = encoded(message for name in ops
+                                          for message, _ in ofp.diff_messages(EncodingDatapath, ops[name]))
+    clock.append(time.perf_counter())
+    installed.update(new)
+    update_s, compile_s, plan_s, diff_s, encode_s = (b - a for a, b in zip(clock, clock[1:]))
+    assert flow_mods == sum(1 for o in ops.values() for kind, _ in o if kind in (ADD_FLOW, DELETE_FLOW))
+    return {'update_s': update_s, 'compile_s': compile_s, 'recompute_s': update_s + compile_s, 'plan_s': plan_s,
+            'diff_s': diff_s, 'encode_s': encode_s, 'messages_s': diff_s + encode_s,
+            'reaction_s': clock[-1] - clock[0],
+            'changed_switches': len(new), 'stages': [len(stage) for stage in plan],
+            'flow_mods': flow_mods, 'group_mods': group_mods, 'bytes': size}
+
+
+TIMES = ('update_s', 'compile_s', 'recompute_s', 'plan_s', 'diff_s', 'encode_s', 'messages_s', 'reaction_s')
+
+
+def summary(samples):
+    """The medians of the reactions ``samples``, their counts (the same in
+    every sample) and every reaction time."""
+    counts = {key: samples[0][key] for key in samples[0] if key not in TIMES}
+    assert all({key: s[key] for key in counts} == counts for s in samples), samples
+    medians = {key: round(statistics.median(s[key] for s in samples), 4) for key in TIMES}
+    return dict(medians, **counts, reaction_samples=[round(s['reaction_s'], 4) for s in samples])
+
+
+def start_up(topo):
+    """The first full program of every switch, from cold caches: seconds to
+    compute, compile and encode, and the flow-mods, group-mods and bytes
+    (a switch's whole state after deleting every flow and group, as
+    FabricApp.install_switch sends it)."""
+    clear_caches()
+    gc.collect()
+    clock = [time.perf_counter()]
+    routing = FailureRouting(topo)
+    clock.append(time.perf_counter())
+    states = {name: switch_state(topo, name, table) for name, table in routing.tables.items()}
+    clock.append(time.perf_counter())
+    flow_mods = group_mods = size = 0
+    for rules, groups in states.values():  # switch by switch: k=48's 300,000 messages at once fill memory
+        counts = encoded([ofp.delete_all_flows(EncodingDatapath), ofp.delete_all_groups(EncodingDatapath)]
+                         + [m for m, _ in ofp.diff_messages(EncodingDatapath, ordered_diff((), rules, (), groups))])
+        flow_mods, group_mods, size = flow_mods + counts[0], group_mods + counts[1], size + counts[2]
+    clock.append(time.perf_counter())
+    compute_s, compile_s, messages_s = (b - a for a, b in zip(clock, clock[1:]))
+    return {'compute_s': compute_s, 'compile_s': compile_s, 'messages_s': messages_s,
+            'total_s': clock[-1] - clock[0], 'flow_mods': flow_mods, 'group_mods': group_mods, 'bytes': size}
 
 
 def benchmark(k, repeats, seed, check):
@@ -123,34 +235,47 @@ def benchmark(k, repeats, seed, check):
     row.update(full_compile_s=watch.median(), full_compile_cpu_s=watch.median_cpu(),
                full_compile_samples=watch.samples())
     row['full_compute_and_compile_s'] = round(row['full_compute_s'] + row['full_compile_s'], 4)
+    progress('k=%d: start-up (compute, compile, encode every switch\'s program), %d runs' % (k, repeats))
+    starts = [start_up(topo) for _ in range(repeats)]
+    row['start_up'] = dict({key: round(statistics.median(s[key] for s in starts), 4)
+                            for key in ('compute_s', 'compile_s', 'messages_s', 'total_s')},
+                           **{key: starts[0][key] for key in ('flow_mods', 'group_mods', 'bytes')})
+    progress('k=%d: start-up %.2f s (%s flow-mods, %s group-mods, %.1f MB)' % (
+        k, row['start_up']['total_s'], format(row['start_up']['flow_mods'], ','),
+        format(row['start_up']['group_mods'], ','), row['start_up']['bytes'] / 1e6))
 
+    arp = {s.name: arp_responder_rules(topo, s.name) for s in topo.switches}
+    installed = {name: switch_state(topo, name, table) for name, table in routing.tables.items()}
     row['events'] = []
     for name, failed in events(topo, seed):
         progress('k=%d: %s (%d links), %d runs' % (k, name, len(failed), repeats))
-        updates, compiles, recoveries, changed = Stopwatch(), Stopwatch(), Stopwatch(), {}
+        failures, recoveries = [], []
         for _ in range(repeats):
-            changed = updates.run(lambda: routing.update(failed))
-            compiles.run(lambda: [pipeline.compile_table(table) for table in changed.values()])
+            failures.append(react(topo, routing, installed, arp, failed))
             if check:
                 assert routing.tables == tables_with_failures(topo, failed), (k, name)
-            recovered = recoveries.run(lambda: routing.update(frozenset()))
-            assert set(recovered) == set(changed), (k, name)
+            recoveries.append(react(topo, routing, installed, arp, frozenset()))
+            assert failures[-1]['changed_switches'] == recoveries[-1]['changed_switches'], (k, name)
         row['events'].append({
             'event': name, 'failed_links': sorted('-'.join(sorted(link)) for link in failed)
-            if len(failed) <= 4 else len(failed),
-            'changed_switches': len(changed), 'update_s': updates.median(), 'update_cpu_s': updates.median_cpu(),
-            'first_update_s': round(updates.wall[0], 4), 'compile_s': compiles.median(),
-            'recover_s': recoveries.median(), 'recover_cpu_s': recoveries.median_cpu(),
-            'update_samples': updates.samples(), 'recover_samples': recoveries.samples(), 'checked': check})
-        progress('k=%d: %s: %.4f s (first %.4f s), %d switches changed, compiled in %.4f s; recovered in %.4f s'
-                 % (k, name, updates.median(), updates.wall[0], len(changed), compiles.median(),
-                    recoveries.median()))
+            if len(failed) <= 4 else len(failed), 'checked': check,
+            'failure': summary(failures), 'recovery': summary(recoveries)})
+        for what, result in (('', row['events'][-1]['failure']), (' recovery', row['events'][-1]['recovery'])):
+            progress(reaction_line(k, name + what, result))
 
     first = events(topo, seed)[0][1]
     progress('k=%d: full recompute under one link failure, for comparison' % k)
     row['full_recompute_one_failure_s'] = timed(lambda: tables_with_failures(topo, first), 1)[0].median()
     row['load_average_after'] = [round(x, 2) for x in os.getloadavg()]
     return row
+
+
+def reaction_line(k, name, r):
+    return ('k=%d %s: reaction %.2f s (recompute %.2f s, plan %.2f s, messages %.2f s; {:,} flow-mods, '
+            '{:,} group-mods, {:,} switches in %d stage%s)'.format(r['flow_mods'], r['group_mods'],
+                                                                    r['changed_switches'])
+            % (k, name, r['reaction_s'], r['recompute_s'], r['plan_s'], r['messages_s'], len(r['stages']),
+               '' if len(r['stages']) == 1 else 's'))
 
 
 def machine():
@@ -188,12 +313,14 @@ def main(argv=None):
     with open(path, 'w') as f:
         json.dump(result, f, indent=2)
     for row in rows:
-        print('k=%(k)d (%(switches)d switches): tables %(full_compute_s).3f s + compile %(full_compile_s).3f s; '
-              'full recompute after one failure %(full_recompute_one_failure_s).3f s' % row)
+        start = row['start_up']
+        print('k=%d start-up: %.2f s (compute %.2f s, compile %.2f s, messages %.2f s; {:,} flow-mods, '
+              '{:,} group-mods, %.1f MB)'.format(start['flow_mods'], start['group_mods'])
+              % (row['k'], start['total_s'], start['compute_s'], start['compile_s'], start['messages_s'],
+                 start['bytes'] / 1e6))
         for event in row['events']:
-            print('  %-28s %8.4f s (%d switches changed, compiled in %.4f s), recovery %.4f s'
-                  % (event['event'], event['update_s'], event['changed_switches'], event['compile_s'],
-                     event['recover_s']))
+            print(reaction_line(row['k'], event['event'], event['failure']))
+            print(reaction_line(row['k'], event['event'] + ' recovery', event['recovery']))
     print('written to %s' % path)
 
 
