@@ -49,6 +49,8 @@ fi
 
 # LetFlow's ns-3 load balancer (C++ against the ns3 wheel); rebuilds only when sources changed.
 $PY -m scripts.letflow.ns3.build
+# The simulated fat-tree and its pipeline's path driver (C++ against the ns3 wheel).
+$PY -m scripts.sim.ns3.build
 
 # Open vSwitch in userspace mode: ovs-ctl skips the missing kernel module.
 # Userspace TSO is read only when ovs-vswitchd starts: turned off before it

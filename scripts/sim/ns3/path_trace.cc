@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         p.tp_dst = uint16_t(dport);
         auto [node, port] = topo.peer.at({a, 0});
         std::string end = "loop";
-        for (int ttl = 64; ttl > 0;) {
+        for (int ttl = 64, hops = 0; ttl > 0 && hops < 64; ++hops) {  // no dec_ttl: still ends
           if (topo.host_ip.count(node)) { end = node; break; }
           if (dead_switches.count(node)) { end = "drop@" + node; break; }
           p.in_port = port;

@@ -1,0 +1,224 @@
+"""The simulator's switch pipeline (scripts/sim/ns3/of_pipeline.h) forwards
+as the exported rules say: every host pair of k=4 and k=8, under no
+failure, under failures the controller has routed around, and under
+failures only the switches' groups have seen yet (BFD and fast failover,
+the tables still the failure-free ones), for the static schemes. The C++
+path (through the export file) must equal the path read from the
+controller's own rule values by controller.openflow.lookup, hop by hop
+over the model's cabling, with select groups hashed as OVS does (written
+here a second time, in Python, from OVS's source) and the same entries
+counted."""
+import itertools
+import subprocess
+
+import pytest
+
+from controller.fattree.failover import expand_failures
+from controller.openflow.lookup import pipeline, rules_hit
+from scripts.fattree.installed_check import port_is_live
+from scripts.letflow.ns3.build import BuildError
+from scripts.sim import rules_export
+from scripts.sim.ns3 import build
+from topologies.addressing import ip_to_int
+from topologies.fattree import FatTree
+from topologies.model import model_port
+from topologies.nonblocking import NonBlocking
+
+BYTES = 1500
+TOPOLOGIES = {4: FatTree(4), 8: FatTree(8)}
+
+
+@pytest.fixture(scope='session')
+def path_trace():
+    try:
+        return str(build.path_trace())
+    except BuildError as error:  # setup builds it: its absence is a failure, not a skip
+        pytest.fail(str(error))
+
+
+def _rot(x, k):
+    return (x << k | x >> (32 - k)) & 0xffffffff
+
+
+def _hash_add(hash_, data):
+    if data:
+        data = data * 0xcc9e2d51 & 0xffffffff
+        data = _rot(data, 15) * 0x1b873593 & 0xffffffff
+        hash_ ^= data
+    return (_rot(hash_, 13) * 5 + 0xe6546b64) & 0xffffffff
+
+
+def _swap(value, n_bytes):
+    return int.from_bytes(value.to_bytes(n_bytes, 'big'), 'little')
+
+
+def ovs_symmetric_l3l4_hash(src, dst, proto, sport, dport):
+    """OVS 3.1 flow_hash_symmetric_l3l4(flow, 0, false) for IPv4."""
+    hash_ = _hash_add(_hash_add(0, _swap(src ^ dst, 4)), proto)
+    if proto in (6, 132):
+        hash_ = _hash_add(hash_, _swap(sport ^ dport, 2))
+    for shift, factor in ((16, 0x85ebca6b), (13, 0xc2b2ae35)):
+        hash_ = (hash_ ^ hash_ >> shift) * factor & 0xffffffff
+    return hash_ ^ hash_ >> 16
+
+
+def _bucket(group, flow_hash, live):
+    alive = [watch is None or live(model_port(watch)) for watch, _ in group.buckets]
+    if group.kind == 'fast_failover':
+        order = range(len(group.buckets))
+    else:  # dp_hash: max(16, 2^n >= buckets) slots, slot s -> bucket s mod n
+        slots = 16
+        while slots < len(group.buckets):
+            slots *= 2
+        order = [((flow_hash + i) & (slots - 1)) % len(group.buckets) for i in range(slots)]
+    return next((group.buckets[i][1] for i in order if alive[i]), None)
+
+
+def reference_trace(topo, state, live, failed_switches, src, dst, proto, sport, dport, counts):
+    """What path_trace prints for one trace, from the rules as data."""
+    src_ip, dst_ip = ip_to_int(topo.node(src).ip), ip_to_int(topo.node(dst).ip)
+    flow_hash = ovs_symmetric_l3l4_hash(src_ip, dst_ip, proto, sport, dport)
+    l4 = {6: 'tcp', 17: 'udp'}.get(proto)
+    node, port = topo.host_attachment(src)
+    hops, ttl = [], 64
+    for _ in range(64):
+        if topo.nodes[node].is_host:
+            return hops, node
+        if node in failed_switches:
+            return hops, 'drop@' + node
+        packet = {'eth_type': 0x800, 'ipv4_src': src_ip, 'ipv4_dst': dst_ip, 'ip_proto': proto,
+                  'in_port': port + 1, 'metadata': 0}
+        if l4:
+            packet.update({l4 + '_src': sport, l4 + '_dst': dport})
+        rules, tables, groups = state[node]
+        out, dec_ttl, to_controller = None, False, False
+        actions = []
+        for rule in rules_hit(tables, packet):
+            if rule is None:
+                break
+            key = (node, rules[id(rule)])
+            counts[key] = counts.get(key, 0) + 1
+            actions += rule.actions
+        switch_live = lambda p, node=node: live(node, p)  # noqa: E731
+        while actions:
+            action = actions.pop(0)
+            if action[0] == 'output':
+                out = model_port(action[1])
+            elif action[0] == 'group':
+                actions = list(_bucket(groups[action[1]], flow_hash, switch_live) or ()) + actions
+            elif action[0] == 'dec_ttl':
+                dec_ttl = True
+            elif action[0] == 'controller':
+                to_controller = True
+        if out is None:
+            return hops, ('controller@' if to_controller else 'drop@') + node
+        if dec_ttl:
+            ttl -= 1
+            if ttl == 0:
+                return hops, 'ttl@' + node
+        hops.append('%s:%d' % (node, out))
+        if not live(node, out):
+            return hops, 'dead@' + node
+        node, port = topo.peer(node, out)
+    return hops, 'loop'
+
+
+def flows_of(topo, per_pair):
+    hosts = [h.name for h in topo.hosts]
+    return [(src, dst, 6, 1024 + (7 * n + i) % 64000, 5201) for n, (src, dst) in
+            enumerate(itertools.permutations(hosts, 2)) for i in range(per_pair)]
+
+
+def compare(path_trace, tmp_path, topo, scheme, flows, computed_for=((), ()), dead=((), ())):
+    """Traces of the C++ pipeline and of the reference for ``flows`` over
+    the rules computed for the failures ``computed_for`` with the links and
+    switches ``dead`` not live; asserts they agree and returns the ends."""
+    export = rules_export.export_switches(topo, scheme, *computed_for)
+    path = tmp_path / 'export.txt'
+    rules_export.write_export(export, path, topo=topo, scheme=scheme)
+    dead_links, dead_switches = dead
+    failed = expand_failures(topo, dead_links, dead_switches) if topo.name.startswith('fattree') \
+        else frozenset()
+    queries = ['dead_link %s %s' % link for link in dead_links]
+    queries += ['dead_switch %s' % s for s in dead_switches]
+    queries += ['trace %s %s %d %d %d %d' % (flow + (BYTES,)) for flow in flows]
+    done = subprocess.run([path_trace, str(path)], input='\n'.join(queries) + '\n',
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    traced, counters = lines[:len(flows)], lines[len(flows):]
+
+    def live(switch, port):
+        return port_is_live(topo, switch, port, failed, dead_switches)
+    state = {}
+    for name, s in export.items():
+        state[name] = ({id(r): i for i, r in enumerate(s['rules'])}, pipeline(s['rules']),
+                       {g.group_id: g for g in s['groups']})
+    counts, ends = {}, {}
+    for flow, line in zip(flows, traced):
+        hops, end = reference_trace(topo, state, live, dead_switches, *flow, counts)
+        assert line == '%s %s %d %d %d:%s -> %s' % (flow + (''.join(' ' + h for h in hops), end))
+        kind = end.split('@')[0] if '@' in end else 'delivered'
+        ends[kind] = ends.get(kind, 0) + 1
+    assert sorted(counters) == sorted('counter %s %d %d %d' % (sw, i, n, n * BYTES)
+                                      for (sw, i), n in counts.items())
+    return ends
+
+
+FAILURES = {
+    4: [((('e0_0', 'a0_2'),), ()), ((('a1_3', 'c2_1'),), ()), ((), ('c1_2',)), ((), ('a2_2',)),
+        ((('e0_0', 'a0_2'), ('e0_1', 'a0_3')), ())],
+    8: [((('e0_0', 'a0_4'),), ()), ((('a3_5', 'c2_3'),), ()), ((), ('c3_3',)),
+        ((('e1_2', 'a1_6'), ('a5_4', 'c1_1')), ('e6_3',))],
+}
+
+
+@pytest.mark.parametrize('k', [4, 8])
+@pytest.mark.parametrize('scheme', ['twolevel', 'ecmp'])
+def test_paths_equal_the_rules_paths_with_and_without_failures(path_trace, tmp_path, k, scheme):
+    topo = TOPOLOGIES[k]
+    flows = flows_of(topo, 2 if k == 4 else 1)
+    ends = compare(path_trace, tmp_path, topo, scheme, flows)
+    assert ends == {'delivered': len(flows)}
+    for failure in FAILURES[k]:
+        ends = compare(path_trace, tmp_path, topo, scheme, flows, computed_for=failure, dead=failure)
+        # a dead edge switch's hosts are cut off; everything else is routed around
+        cut = [h.name for h in topo.hosts if topo.host_attachment(h.name)[0] in failure[1]]
+        assert ends.get('delivered') == len([f for f in flows if f[0] not in cut and f[1] not in cut])
+
+
+@pytest.mark.parametrize('k', [4, 8])
+@pytest.mark.parametrize('scheme', ['twolevel', 'ecmp'])
+def test_local_repair_before_the_controller_knows(path_trace, tmp_path, k, scheme):
+    """Failure-free rules, failed ports: fast-failover and select groups
+    skip dead buckets; what no group can repair dies at the dead port."""
+    topo = TOPOLOGIES[k]
+    flows = flows_of(topo, 1)
+    ends = [compare(path_trace, tmp_path, topo, scheme, flows, dead=failure) for failure in FAILURES[k]]
+    assert all(e.get('delivered', 0) > 0 for e in ends)
+    assert any(e.get('dead', 0) > 0 for e in ends)  # down-links have no alternative in the tables
+
+
+def test_nonblocking_reference(path_trace, tmp_path):
+    topo = NonBlocking(4)
+    flows = flows_of(topo, 1)
+    assert compare(path_trace, tmp_path, topo, 'nonblocking', flows) == {'delivered': len(flows)}
+
+
+def test_dynamic_schemes_first_packets(path_trace, tmp_path):
+    """The classifier holds a new upward flow's first packet at the
+    controller; the scheduler copies it there and forwards on."""
+    topo = TOPOLOGIES[4]
+    flows = flows_of(topo, 1)
+    held = compare(path_trace, tmp_path, topo, 'classifier', flows)
+    local = sum(1 for f in flows if topo.host_attachment(f[0])[0] == topo.host_attachment(f[1])[0])
+    assert held == {'controller': len(flows) - local, 'delivered': local}
+    assert compare(path_trace, tmp_path, topo, 'scheduler', flows) == {'delivered': len(flows)}
+
+
+def test_ovs_hash_matches_ecmp_spread():
+    """The hash gives every slot of a select group's table to some flows."""
+    slots = {ovs_symmetric_l3l4_hash(ip_to_int('10.0.0.2'), ip_to_int('10.3.1.3'), 6, port, 5201) & 15
+             for port in range(40000, 40200)}
+    assert slots == set(range(16))
+    assert ovs_symmetric_l3l4_hash(1, 2, 17, 5, 6) == ovs_symmetric_l3l4_hash(1, 2, 17, 7, 8)
