@@ -49,7 +49,7 @@ class ModelIndex:
         self.every = (1 << len(self.addresses)) - 1
         self._written = {}  # an ipv4_dst as a rule writes it -> its bits
         self._by_suffix = {}  # mask -> {low bits: bits}
-        self._hops = {}  # (switch, frozenset of ports) -> the nodes on them
+        self._hops = {}  # (switch, tuple of ports) -> the nodes on them
 
     def of_match(self, want):
         """The addresses a rule's ipv4_dst match (as written in the rule) takes."""
@@ -92,10 +92,10 @@ class ModelIndex:
 
     def hops(self, switch, ports):
         """The nodes on the other end of ``switch``'s OpenFlow ports ``ports``."""
-        key = (switch, frozenset(ports))
+        key = (switch, ports)
         found = self._hops.get(key)
         if found is None:
-            peers = (self.topo.peer(switch, model_port(port)) for port in key[1])
+            peers = (self.topo.peer(switch, model_port(port)) for port in ports)
             found = self._hops[key] = frozenset(peer[0] for peer in peers if peer is not None)
         return found
 
@@ -109,49 +109,62 @@ class ModelIndex:
         return found
 
 
-def forwarding_classes(rules, groups, candidates, index):
-    """{(the entries a packet meets, the groups it may leave by): the
-    addresses of ``candidates`` that meet them} for IPv4 packets through
-    one switch holding ``rules`` and ``groups`` ({id: Group}), as
-    controller.openflow.lookup.rules_hit walks them (write-metadata
-    applied, goto followed, a table nothing matches ending the entries
-    with None). Each table's entries, highest priority first, take the
-    addresses they match from those not yet taken."""
+def forwarding_classes(rules, groups, candidates, index, ids=None):
+    """{(the entries a packet meets, the groups it may leave by): (the
+    addresses of ``candidates`` that meet them, the output ports they
+    may leave by)} for IPv4 packets through one switch holding ``rules``
+    and ``groups`` ({id: Group}), as controller.openflow.lookup.rules_hit
+    walks them (write-metadata applied, goto followed, a table nothing
+    matches ending the entries with None). Each table's entries, highest
+    priority first, take the addresses they match from those not yet
+    taken. Entries and groups are named by numbers from ``ids`` ({rule or
+    group: number}, shared by two states compared, so that equal ones get
+    equal numbers: hashing rules again for every class took seconds when
+    24 prefixes shared one second-level table at k=48)."""
+    ids = {} if ids is None else ids
     tables = pipeline(rules)
-    found, work = {}, [(0, 0, candidates, ())]
+    eligible, ends, found = {}, {}, {}
+    work = [(0, 0, candidates, ())]
     while work:
         table, metadata, undecided, met = work.pop()
-        packet = {'eth_type': ETH_TYPE_IP, 'metadata': metadata}
-        for terms, rule in tables.get(table, ()):
-            taken = undecided & index.of_rule(rule)
-            if not taken or not matches([t for t in terms if t[0] != 'ipv4_dst'], packet):
+        entries = eligible.get((table, metadata))
+        if entries is None:  # the table's entries a packet with this metadata can match
+            packet = {'eth_type': ETH_TYPE_IP, 'metadata': metadata}
+            entries = eligible[(table, metadata)] = [
+                (index.of_rule(rule), ids.setdefault(rule, len(ids)), rule) for terms, rule in tables.get(table, ())
+                if matches([t for t in terms if t[0] != 'ipv4_dst'], packet)]
+        for bits, number, rule in entries:
+            taken = undecided & bits
+            if not taken:
                 continue
             undecided ^= taken
             if rule.goto_table is None:
-                key = (met + (rule,), tuple(groups.get(a[1]) for a in rule.actions if a[0] == 'group'))
-                found[key] = found.get(key, 0) | taken
+                end = ends.get(number)
+                if end is None:
+                    used = tuple(groups.get(a[1]) for a in rule.actions if a[0] == 'group')
+                    end = ends[number] = (tuple(ids.setdefault(g, len(ids)) for g in used), _ports(rule, used))
+                key = (met + (number,), end[0])
+                found[key] = (found.get(key, (0,))[0] | taken, end[1])
             else:
                 written = metadata
                 if rule.write_metadata is not None:
                     value, mask = rule.write_metadata
                     written = metadata & ~mask | value & mask
-                work.append((rule.goto_table, written, taken, met + (rule,)))
+                work.append((rule.goto_table, written, taken, met + (number,)))
             if not undecided:
                 break
         if undecided:
             key = (met + (None,), ())
-            found[key] = found.get(key, 0) | undecided
+            found[key] = (found.get(key, (0,))[0] | undecided, ())
     return found
 
 
-def _ports(forwarding):
-    """The output ports of a forwarding class: the last entry's outputs and
-    every bucket's of the groups it uses."""
-    met, used = forwarding
-    actions = met[-1].actions if met[-1] is not None else ()
-    return [a[1] for a in actions if a[0] == 'output'] + [
+def _ports(rule, used):
+    """The output ports of an entry that outputs through the groups ``used``:
+    its own outputs and every bucket's."""
+    return tuple([a[1] for a in rule.actions if a[0] == 'output'] + [
         a[1] for group in used if group is not None for _, bucket in group.buckets for a in bucket
-        if a[0] == 'output']
+        if a[0] == 'output'])
 
 
 def forwarding_changes(topo, switch, old, new):
@@ -168,12 +181,13 @@ def forwarding_changes(topo, switch, old, new):
     candidates = _candidates(index, old[0], new[0], groups_before, groups_after)
     if not candidates:
         return {}
-    before = forwarding_classes(old[0], groups_before, candidates, index)
+    ids = {}
+    before = forwarding_classes(old[0], groups_before, candidates, index, ids)
     changes = {}
-    for forwarding, bits in forwarding_classes(new[0], groups_after, candidates, index).items():
-        bits &= ~before.get(forwarding, 0)
+    for forwarding, (bits, ports) in forwarding_classes(new[0], groups_after, candidates, index, ids).items():
+        bits ^= bits & before.get(forwarding, (0,))[0]
         if bits:
-            hops = index.hops(switch, _ports(forwarding))
+            hops = index.hops(switch, ports)
             changes[hops] = changes.get(hops, 0) | bits
     return changes
 

@@ -162,7 +162,7 @@ def address_classes(k, old, new, changes, sample, seed):
     changed = functools.reduce(operator.or_, (bits for by_hops in changes.values() for bits in by_hops.values()), 0)
     told_apart = {bits & changed for name in changes
                   for rules, groups in (compiled(k, old)[name], compiled(k, new)[name])
-                  for bits in forwarding_classes(rules, {g.group_id: g for g in groups}, changed, index).values()}
+                  for bits, _ in forwarding_classes(rules, {g.group_id: g for g in groups}, changed, index).values()}
     picked, left = [], changed
     while left and len(picked) < sample:  # an address, then none of its class again
         address = draw.choice(index.listed(left))
