@@ -66,8 +66,7 @@ def reaction_markdown(result):
     return '\n'.join(lines) + (
         '\n\nRecompute: `FailureRouting.update` and the changed tables compiled; plan: the staged update '
         '(`controller/openflow/staging.py`); messages: the ordered diffs and their flow- and group-mods '
-        'encoded by Ryu (at k=%d encoding is up to %.0f%% of it). A recovery sends as many messages as its '
-        'failure. ' % (largest['k'], 100 * encode) + _footer(result))
+        'encoded by Ryu (at k=%d encoding is up to %.0f%% of it). ' % (largest['k'], 100 * encode) + _footer(result))
 
 
 def start_up_markdown(result):
