@@ -97,17 +97,22 @@ def simulator(force: bool = False) -> Path:
                          with_ns3=True, force=force)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_main(builders, description, argv=None) -> int:
+    """A build command: call each of ``builders`` (force) and print what it built."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
     args = parser.parse_args(argv)
     try:
-        print(trace_tool(args.force))
-        print(simulator(args.force))
+        for builder in builders:
+            print(builder(args.force))
     except BuildError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv=None) -> int:
+    return build_main([trace_tool, simulator], __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,10 @@ against the ns3 package's headers and libraries).
 
     python -m scripts.sim.ns3.build [--force]
 """
-import argparse
 import sys
 from pathlib import Path
 
-from scripts.letflow.ns3.build import BuildError, build_program
+from scripts.letflow.ns3.build import build_main, build_program
 
 SOURCE_DIR = Path(__file__).resolve().parent
 BUILD_DIR = SOURCE_DIR / "bin"
@@ -30,16 +29,7 @@ def simulator(force: bool = False) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
-    args = parser.parse_args(argv)
-    try:
-        print(path_trace(args.force))
-        print(simulator(args.force))
-    except BuildError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    return build_main([path_trace, simulator], __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
