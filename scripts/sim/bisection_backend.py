@@ -25,6 +25,9 @@ from topologies.nonblocking import NonBlocking, host_name
 # simulated time yet.
 SIM_SCHEMES = ('nonblocking', 'twolevel', 'ecmp')
 START_SPREAD_S = 0.001  # flows start within a millisecond, as iperf3 clients started together
+# Linux's ephemeral source ports (ip_local_port_range): a select group hashes
+# them, and ns-3's own start at 49153 on every host, the same for every flow.
+EPHEMERAL_PORTS = (32768, 60999)
 RUN_TIMEOUT_S = 3600
 
 
@@ -72,14 +75,15 @@ def measure(scheme, pairs, config, seed, progress):
     """(per-flow Mbit/s in pair order, the simulator's result) of one run."""
     k = config['k']
     settings = run_settings(config, seed)
-    starts = random.Random('%s/start' % seed)
+    draw = random.Random('%s/start' % seed)
     if scheme == 'nonblocking':
         topo = NonBlocking(k)
         index = {h.name: i for i, h in enumerate(FatTree(k).hosts)}
         named = [(host_name(index[s]), host_name(index[d])) for s, d in pairs]
     else:
         topo, named = FatTree(k), pairs
-    flows = [SimFlow(s, d, starts.uniform(0, START_SPREAD_S), settings.stop_s) for s, d in named]
+    flows = [SimFlow(s, d, draw.uniform(0, START_SPREAD_S), settings.stop_s, src_port=draw.randint(*EPHEMERAL_PORTS))
+             for s, d in named]
     result = simulate(topo, scheme, flows, settings, progress)
     return [f['goodput_mbps'] for f in result['flows']], result
 

@@ -51,6 +51,7 @@ class SimFlow:
     start_s: float
     stop_s: float
     bytes: int = 0  # 0: sends until stop_s
+    src_port: int = 0  # 0: ns-3's next ephemeral port (the same on every host)
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,12 @@ def scenario_lines(topo, pipeline_path, settings, flows, failures=()):
                 raise ValueError('flow %d: unknown node %r in %s' % (index, host, topo.name))
             if not topo.node(host).is_host:
                 raise ValueError('flow %d: %s is a switch, not a host' % (index, host))
-        if flow.src == flow.dst or not 0 <= flow.start_s < flow.stop_s or flow.bytes < 0:
-            raise ValueError('flow %d (%s -> %s) needs two hosts and 0 <= start < stop: %r'
+        if (flow.src == flow.dst or not 0 <= flow.start_s < flow.stop_s or flow.bytes < 0
+                or not 0 <= flow.src_port < 65536):
+            raise ValueError('flow %d (%s -> %s) needs two hosts, 0 <= start < stop and a port: %r'
                              % (index, flow.src, flow.dst, flow))
-        lines.append('flow %d %s %s %r %r %d' % (index, flow.src, flow.dst, float(flow.start_s),
-                                                 float(flow.stop_s), flow.bytes))
+        lines.append('flow %d %s %s %r %r %d %d' % (index, flow.src, flow.dst, float(flow.start_s),
+                                                    float(flow.stop_s), flow.bytes, flow.src_port))
     for failure in failures:
         if failure.node not in topo.nodes:
             raise ValueError('failure at %g s: unknown node %r in %s' % (failure.at_s, failure.node, topo.name))

@@ -22,11 +22,11 @@ def test_cabling_ports_and_addresses_are_the_models():
 
 def test_settings_flows_and_failures():
     settings = SimSettings(link_mbps=10, stop_s=4, measure_from_s=1, queue_packets=30, seed=7)
-    lines = scenario_lines(FatTree(4), 'r', settings, [SimFlow('h0_0_2', 'h1_0_2', 0.0005, 4)],
+    lines = scenario_lines(FatTree(4), 'r', settings, [SimFlow('h0_0_2', 'h1_0_2', 0.0005, 4, src_port=40000)],
                            [SimFailure(2, 'a0_2', 2), SimFailure(3, 'c1_1')])
     assert {'seed 7', 'link_mbps 10.0', 'queue_packets 30', 'stop_s 4.0', 'measure_from_s 1.0',
             'tcp cubic'} <= set(lines)
-    assert keyed(lines, 'flow') == [['0', 'h0_0_2', 'h1_0_2', '0.0005', '4.0', '0']]
+    assert keyed(lines, 'flow') == [['0', 'h0_0_2', 'h1_0_2', '0.0005', '4.0', '0', '40000']]
     assert keyed(lines, 'fail_link') == [['2.0', 'a0_2', '2']]
     assert keyed(lines, 'fail_switch') == [['3.0', 'c1_1']]
 
@@ -41,6 +41,7 @@ def test_detection_is_bfds_at_the_policys_interval():
     (SimFlow('h0_0_2', 'h0_0_2', 0, 1), 'needs two hosts'),
     (SimFlow('h0_0_2', 'e0_0', 0, 1), 'is a switch'),
     (SimFlow('h0_0_2', 'h1_0_2', 1, 1), 'start < stop'),
+    (SimFlow('h0_0_2', 'h1_0_2', 0, 1, src_port=70000), 'a port'),
     (SimFlow('h0_0_2', 'h9_0_2', 0, 1), 'unknown node'),
 ])
 def test_bad_flow_is_named(flow, problem):

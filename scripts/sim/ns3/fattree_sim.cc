@@ -51,6 +51,7 @@ struct FlowSpec {
   std::string src, dst;
   double start_s, stop_s;
   uint64_t bytes;  // 0: sends until stop_s
+  int src_port;    // 0: ns-3's next ephemeral port
 };
 
 struct FailureSpec {
@@ -111,7 +112,7 @@ Scenario ReadScenario(const std::string& path) {
       s.links.push_back(l);
     } else if (key == "flow") {
       FlowSpec fl;
-      ok = bool(f >> fl.id >> fl.src >> fl.dst >> fl.start_s >> fl.stop_s >> fl.bytes);
+      ok = bool(f >> fl.id >> fl.src >> fl.dst >> fl.start_s >> fl.stop_s >> fl.bytes >> fl.src_port);
       s.flows.push_back(fl);
     } else if (key == "fail_link") {
       FailureSpec fa;
@@ -383,6 +384,8 @@ void Run(const Scenario& sc, std::ostream& out) {
     BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(host_ip[f.dst], port));
     bulk.SetAttribute("MaxBytes", UintegerValue(f.bytes));
     bulk.SetAttribute("SendSize", UintegerValue(1448));
+    if (f.src_port)
+      bulk.SetAttribute("Local", AddressValue(InetSocketAddress(Ipv4Address::GetAny(), f.src_port)));
     ApplicationContainer ba = bulk.Install(nodes[f.src]);
     ba.Start(Seconds(f.start_s));
     ba.Stop(Seconds(f.stop_s));
