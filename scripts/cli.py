@@ -206,7 +206,7 @@ def cmd_run(args):
         progress('pinging %s' % what)
         reach_s = traffic.wait_all_pairs(fabric.net, hosts, pairs=pairs, progress=progress,
                                          deadline_s=60 + len(pairs) // 100)
-        print('%s reachable (pinging took %.1f s)' % (what, reach_s), flush=True)
+        print('%d/%d pairs reachable (pinging took %.1f s)' % (len(pairs), len(pairs), reach_s), flush=True)
         progress('the fabric idle for %d s: what it costs the machine' % IDLE_SAMPLE_S)
         idle = FidelityMonitor().start()
         time.sleep(IDLE_SAMPLE_S)
