@@ -1,7 +1,8 @@
 """A run the emulator cannot carry is judged so: the non-blocking reference
-at a link rate far above what one ovs-vswitchd forwards (k=4, 16 flows of
-1 Gbit/s each) falls short of its line rate, and the run's fidelity object
-says ``ok: false`` and why, through the bisection experiment's own runner."""
+(a kernel bridge) at a link rate far above what this machine's cores forward
+(k=4, 16 flows of 1 Gbit/s each) falls short of its line rate, and the run's
+fidelity object says ``ok: false`` and why, through the bisection
+experiment's own runner."""
 import pytest
 
 from scripts.emulator.fidelity import verdict
@@ -27,6 +28,8 @@ def test_an_overloaded_run_is_judged_limited(require_ovs):
     assert reference_pct < 90.0, rates
     assert fidelity['ok'] is False
     assert any(reason.startswith('non-blocking reference') for reason in fidelity['limited_by'])
-    # the figures behind the verdict were sampled each second of the measured window
-    assert fidelity['seconds'] >= 3 and fidelity['daemon_busy_pct_median'] > 0
+    # the figures behind the verdict were sampled each second of the measured window;
+    # the reference forwards in the kernel, so no ovs-vswitchd thread was busy
+    assert fidelity['seconds'] >= 3 and fidelity['idle_pct_median'] is not None
+    assert fidelity['daemon_busy_pct_median'] < 1.0
     assert fidelity['idle_rtt_ms'] is not None and fidelity['probe_rtt_ms_median'] is not None
