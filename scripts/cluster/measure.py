@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import time
 
+from scripts.argtypes import positive
 from scripts.cluster.measure_report import LOCAL, markdown, throughput_markdown
 from controller.fattree import APP, READY_PATH
 from scripts.emulator import faults, traffic
@@ -37,6 +38,7 @@ from scripts.cluster.containers import ContainerServers, ServerSpec
 from scripts.cluster.net import ClusterFabric
 from scripts.cluster.sites import TUNNEL_KINDS
 from scripts.emulator.fabric import Fabric
+from scripts.emulator.ovs import daemon_policy
 from scripts.emulator.progress import progress
 from scripts.fattree import patterns
 from scripts.emulator.ports import free_port
@@ -244,6 +246,14 @@ def write(rows, out):
                              json.dumps(v) if isinstance(v, dict) else v for v in value])
 
 
+def daemons_of(k, asked):
+    """The daemons this machine's fabric of arity ``k`` runs on: ``asked``
+    or the policy's choice (unshaped links), printed with its reason."""
+    choice = daemon_policy.choose_for(FatTree(k), None, asked)
+    progress('k=%d on this machine: %s' % (k, daemon_policy.describe(choice)))
+    return choice.count
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--k', type=int, nargs='+', default=[4])
@@ -252,9 +262,9 @@ def main(argv=None):
     parser.add_argument('--tunnel', choices=TUNNEL_KINDS, default='vxlan')
     parser.add_argument('--ovs-config', type=config_arg, nargs='*', default=[], metavar='KEY=VALUE',
                         help='Open_vSwitch other_config of the container servers, set before start')
-    parser.add_argument('--ovs-instances', type=int, default=1,
-                        help='Open vSwitch daemons for %s (1: the machine\'s own; more: private ones, '
-                             'as dcfabric run --ovs-instances)' % LOCAL)
+    parser.add_argument('--ovs-instances', type=positive(int), default=None, metavar='N',
+                        help='Open vSwitch daemons for %s (default: the daemon policy\'s for the fabric on '
+                             'this machine, as dcfabric run; 1: the machine\'s own; more: private ones)' % LOCAL)
     parser.add_argument('--seconds', type=int, default=10, help='iperf3 duration per run')
     parser.add_argument('--seed', default='cluster', help='seed of the permutation (the same in every run)')
     parser.add_argument('--reps', type=int, default=3,
@@ -272,8 +282,9 @@ def main(argv=None):
     if args.ovs_config and LOCAL in args.servers:
         parser.error('--ovs-config applies to container servers only: this machine\'s ovs-vswitchd '
                      'is shared and would have to be restarted')
+    daemons = {k: daemons_of(k, args.ovs_instances) for k in args.k} if LOCAL in args.servers else {}
     rows = [combined([measure(k, servers, args.seconds, args.seed, args.tunnel, tuple(args.ovs_config),
-                              args.ovs_instances) for _ in range(args.reps)])
+                              daemons.get(k, 1)) for _ in range(args.reps)])
             for k in args.k for servers in args.servers]
     old = json.load(open(path)) if os.path.exists(path) else []  # read now: other runs may have added rows
     write(merged(old, rows), args.out)

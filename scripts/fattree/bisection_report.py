@@ -288,7 +288,8 @@ def plot(path, summary, config):
     ax.set_ylim(0, 110)
     ax.set_title('%s: k=%d fat-tree, %g Mbit/s links, %d s flows; %s'
                  % (backend(config), config['k'], config['bw'], config['duration'], seeds_caption(config)), fontsize=9)
-    # below the axes: inside, it would hide the marks at 100%
-    ax.legend(fontsize=8, ncol=3, loc='upper center', bbox_to_anchor=(0.5, -0.28))
+    if ax.get_legend_handles_labels()[0]:  # a reference-only run has no scheme bars to name
+        # below the axes: inside, it would hide the marks at 100%
+        ax.legend(fontsize=8, ncol=3, loc='upper center', bbox_to_anchor=(0.5, -0.28))
     fig.savefig(path, dpi=120, bbox_inches='tight')
     plt.close(fig)

@@ -104,3 +104,11 @@ def test_rows_recorded_before_the_verdict_are_not_judged_in_both_tables():
     assert emulator_cell(old) == 'not judged'
     assert markdown([old]).splitlines()[-1].endswith('| - | - | not judged |')
     assert throughput_markdown([old]).splitlines()[-1] == '| 4 | 1 | this machine\'s | 16 | 1 | 573.7 | 73 | not judged |'
+
+
+def test_local_rows_run_on_the_daemon_policys_choice_unless_asked(capsys):
+    from scripts.cluster.measure import daemons_of
+    assert daemons_of(4, None) == 1  # unshaped k=4: one daemon holds its 80 switch ports
+    assert daemons_of(16, None) == 4  # 3,072 ports at 1,280 a daemon
+    assert daemons_of(4, 3) == 3
+    assert 'as asked (--ovs-instances 3)' in capsys.readouterr().err
