@@ -272,12 +272,12 @@ EXPERIMENTS = {
         'startup-report': ('scripts.fattree.startup_report', 'the start-up table from its JSON'),
         'cluster': ('scripts.cluster.measure', "throughput and start-up on this machine's OVS, private "
                                                'daemons and container servers'),
-        'rate-sweep': ('scripts.fattree.rate_sweep', 'the highest link rate the emulator carries faithfully '
+        'rate-sweep': ('scripts.emulator.benchmarks.rate_sweep', 'the highest link rate the emulator carries faithfully '
                                                      '(non-blocking and two-level, every pattern)'),
-        'latency': ('scripts.fattree.latency', 'ping RTT by hop count, idle and under load: what a switch '
+        'latency': ('scripts.emulator.benchmarks.latency', 'ping RTT by hop count, idle and under load: what a switch '
                                                'traversal costs'),
-        'shaped-profile': ('scripts.fattree.shaped_profile', "where ovs-vswitchd's time goes on shaped links (perf)"),
-        'shaped-link': ('scripts.fattree.shaped_link', "what the shaped links' buckets and the hosts' TCP do "
+        'shaped-profile': ('scripts.emulator.benchmarks.shaped_profile', "where ovs-vswitchd's time goes on shaped links (perf)"),
+        'shaped-link': ('scripts.emulator.benchmarks.shaped_link', "what the shaped links' buckets and the hosts' TCP do "
                                                        'to the rate carried'),
         'recompute': ('scripts.fattree.recompute_benchmark', "the controller's table computation after failures, "
                                                              'k=4 to 48'),
@@ -294,7 +294,7 @@ EXPERIMENTS = {
         'classifier-placement': ('scripts.fattree.classifier_placement',
                                  'the classifier against two-level routing in the fair-share model'),
         'rearrangement': ('scripts.fattree.rearrangement', "what rearrangement adds to the scheduler's search"),
-        'ovs-port-cost': ('scripts.fattree.ovs_port_cost', 'what one ovs-vswitchd takes to add and remove ports'),
+        'ovs-port-cost': ('scripts.emulator.benchmarks.ovs_port_cost', 'what one ovs-vswitchd takes to add and remove ports'),
         'view-cost': ('scripts.fattree.view_cost', 'what the live view and the metrics cost the controller'),
     },
 }

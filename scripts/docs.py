@@ -64,14 +64,14 @@ def _rows(lines):
 # Tables that are their experiment's own Markdown of one results file:
 # {name: (results file, module, its function)}; the modules are pure.
 EXPERIMENT_TABLES = {
-    'ovs-port-cost': ('results/fattree/ovs_port_cost.json', 'scripts.fattree.ovs_port_cost', 'markdown'),
+    'ovs-port-cost': ('results/fattree/ovs_port_cost.json', 'scripts.emulator.benchmarks.ovs_port_cost', 'markdown'),
     'bfd-defaults': ('results/fattree/bfd_defaults.json', 'scripts.fattree.bfd_defaults_report', 'markdown'),
     'cluster': ('results/cluster/measure.json', 'scripts.cluster.measure_report', 'markdown'),
     'emulator-throughput': ('results/cluster/measure.json', 'scripts.cluster.measure_report', 'throughput_markdown'),
-    'rate-sweep': ('results/rate_sweep/rate_sweep.json', 'scripts.fattree.rate_sweep_report', 'markdown'),
-    'latency': ('results/emulator/latency.json', 'scripts.fattree.latency', 'markdown'),
-    'shaped-profile': ('results/emulator/shaped_profile.json', 'scripts.fattree.shaped_profile', 'markdown'),
-    'shaped-link': ('results/emulator/shaped_link.json', 'scripts.fattree.shaped_link', 'markdown'),
+    'rate-sweep': ('results/rate_sweep/rate_sweep.json', 'scripts.emulator.benchmarks.rate_sweep_report', 'markdown'),
+    'latency': ('results/emulator/latency.json', 'scripts.emulator.benchmarks.latency', 'markdown'),
+    'shaped-profile': ('results/emulator/shaped_profile.json', 'scripts.emulator.benchmarks.shaped_profile', 'markdown'),
+    'shaped-link': ('results/emulator/shaped_link.json', 'scripts.emulator.benchmarks.shaped_link', 'markdown'),
     'recompute-benchmark': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',
                             'markdown'),
     'reaction-benchmark': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',

@@ -9,7 +9,7 @@ flow-completion time that must count what the buckets let through at once."""
 # At 20 Mbit/s (0.6 ms a frame) the non-blocking reference's 16 flows carried
 # 77% of line rate so, and 92-94% with both buckets this deep (docs/emulator.md,
 # "The shaped link's buckets"). None: Mininet's own buckets, kept for that
-# comparison (scripts/fattree/shaped_link.py).
+# comparison (scripts/emulator/benchmarks/shaped_link.py).
 HTB_BURST_S = 0.024
 MININET_BURST_BYTES = 15000
 # HTB derives a class's quantum from its rate (rate / 10) and warns above

@@ -1,5 +1,5 @@
 """The rate sweep's verdict per rate and its result."""
-from scripts.fattree.rate_sweep_report import highest_faithful_rate, markdown, rate_row
+from scripts.emulator.benchmarks.rate_sweep_report import highest_faithful_rate, markdown, rate_row
 
 
 def run(scheme, pattern, mbps, ok=True, idle=30.0, busy=80.0):

@@ -1,5 +1,5 @@
 """Reading perf's report into the shaped profile's columns."""
-from scripts.fattree.shaped_profile import shares
+from scripts.emulator.benchmarks.shaped_profile import shares
 
 REPORT = """
 # Children      Self  Command       Shared Object      Symbol

@@ -27,6 +27,6 @@ def test_missing_measurements_are_marked_not_invented():
 
 
 def test_port_cost_table():
-    from scripts.fattree.ovs_port_cost import markdown as port_cost
+    from scripts.emulator.benchmarks.ovs_port_cost import markdown as port_cost
     assert port_cost([{'ports': 1280, 'bridges': 80, 'add_s': 3.62, 'remove_s': 22.5}]).splitlines()[2] == \
         '| 1,280 (80) | 3.6 | 22.5 |'

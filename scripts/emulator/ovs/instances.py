@@ -2,7 +2,7 @@
 
 Why: the userspace datapath of one ovs-vswitchd holds every bridge's ports
 and adds and removes them one at a time, each step over all ports it has (twice
-the ports, about four times as long: scripts/fattree/ovs_port_cost.py;
+the ports, about four times as long: scripts/emulator/benchmarks/ovs_port_cost.py;
 k=16 has 5,120); one
 daemon forwards every packet with one thread, on one core; and it runs every
 BFD session in one monitor thread (more than ``scripts.emulator.bfd.policy.MAX_SESSIONS`` fall

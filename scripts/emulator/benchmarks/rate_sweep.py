@@ -2,7 +2,7 @@
 experiment's non-blocking reference and two-level routing at each rate, on
 every pattern, each run with its fidelity verdict (scripts/emulator/
 fidelity.py); the result is the highest rate at which the verdict holds
-everywhere (scripts/fattree/rate_sweep_report.py). By default it runs what
+everywhere (scripts/emulator/benchmarks/rate_sweep_report.py). By default it runs what
 the bisection experiment runs by default (its schemes, flow duration and
 omitted start), so that the rate it finds holds for that experiment.
 
@@ -28,7 +28,7 @@ from scripts.fattree.bisection import QUEUE_PACKETS
 from scripts.fattree.bisection_report import summarize, write_outputs
 from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, check, seeded
-from scripts.fattree.rate_sweep_report import highest_faithful_rate, markdown, rate_row
+from scripts.emulator.benchmarks.rate_sweep_report import highest_faithful_rate, markdown, rate_row
 from topologies.fattree import FatTree
 
 RATES = (2, 5, 10, 20, 50, 100, 200)

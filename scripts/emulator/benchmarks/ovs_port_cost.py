@@ -7,8 +7,8 @@ timed until ovs-vswitchd has applied it, then the bridges are deleted in
 one transaction and timed the same way. Run as root, under the emulation
 lock, with no fabric running.
 
-    python -m scripts.fattree.ovs_port_cost [--ports 640 1280 2560] [--out results/fattree]
-    python -m scripts.fattree.ovs_port_cost --report [--out results/fattree]
+    python -m scripts.emulator.benchmarks.ovs_port_cost [--ports 640 1280 2560] [--out results/fattree]
+    python -m scripts.emulator.benchmarks.ovs_port_cost --report [--out results/fattree]
 
 Writes ovs_port_cost.json; --report prints it as the README's table.
 """
