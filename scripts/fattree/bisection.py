@@ -15,13 +15,15 @@ average) so that a result can show the emulator was not the bottleneck.
 
     dcfabric bisection [--k 4] [--bw 10] [--queue 50] [--duration 15] [--omit 3]
         [--seeds 1 2 3 | --reps 3 --seed-base 1] [--patterns random stride-1 ...]
-        [--schemes nonblocking twolevel ...] [--backend emulator|sim] [--out results/bisection]
+        [--schemes nonblocking twolevel ...] [--backend emulator|sim] [--control-delay MS]
+        [--out results/bisection]
 
 --backend sim runs the same patterns, flows and seeds on the packet-level
 simulator (scripts/sim/bisection_backend.py: ns-3 switches executing the
 controller's exported rules, hosts on ns-3's TCP CUBIC) instead of Mininet;
-it runs the static schemes (nonblocking, twolevel, ecmp) and names the
-others it refuses. Results files record the backend and the machine.
+the dynamic schemes' own strategies run as its controller in simulated
+time, their flow-mods applied --control-delay ms after a poll or packet-in.
+Results files record the backend and the machine.
 
 Writes results.json (configuration with the seeds, every flow of every run,
 CPU samples, summary), runs.csv, summary.csv, summary.md (the table as
@@ -50,6 +52,7 @@ from scripts.fattree.bisection_report import format_table, merge, summarize, wri
 from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from scripts.fattree.recompute_benchmark import machine
+from scripts.sim.controller_loop import CONTROL_DELAY_S
 from topologies.fattree import FatTree
 
 BACKENDS = ('emulator', 'sim')
@@ -78,7 +81,10 @@ def add_arguments(p):
                    help='schemes to run; nonblocking is the 100%% reference')
     p.add_argument('--backend', choices=BACKENDS, default='emulator',
                    help='emulator (Mininet, OVS, the hosts\' TCP; default) or sim (ns-3, the switches '
-                        'executing the controller\'s exported rules; static schemes only)')
+                        'executing the controller\'s exported rules)')
+    p.add_argument('--control-delay', type=float, default=CONTROL_DELAY_S * 1e3, metavar='MS',
+                   help='sim: ms from a poll or packet-in to its flow-mods taking effect (stats reply or '
+                        'packet-in, flow-mods, packet-out on a control channel; default %(default)g)')
     p.add_argument('--out', default='results/bisection', help='results directory')
     p.add_argument('--summarize', metavar='RUN_DIR', nargs='+',
                    help='no experiment: redo the table, CSV, Markdown and plot of a finished run in place; '
@@ -115,14 +121,15 @@ def run_from_args(args, progress=None):
         return resummarize(args.summarize, args.out)
     if args.omit < 0:
         raise ValueError('--omit must not be negative, got %d' % args.omit)
+    if args.control_delay < 0:
+        raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
     seeds = seeds_of(args)
     topo = FatTree(args.k)
     for pattern in args.patterns:
         check(pattern, topo)
     schemes = [s for s in SCHEMES if s in args.schemes]
     if args.backend == 'sim':
-        from scripts.sim.bisection_backend import check_schemes, run_experiment as run_backend
-        check_schemes(schemes)
+        from scripts.sim.bisection_backend import run_experiment as run_backend
     else:
         run_backend = run_experiment
     config = {'backend': args.backend, 'machine': machine(),
@@ -130,6 +137,8 @@ def run_from_args(args, progress=None):
               'duration': args.duration, 'omit': args.omit,
               'seeds': seeds, 'patterns': args.patterns, 'schemes': schemes,
               'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
+    if args.backend == 'sim':
+        config['control_delay_ms'] = args.control_delay
     flows_of = {(p, rep): seeded(p, topo, seed) for p in args.patterns for rep, seed in enumerate(seeds)}
     out_dir = os.path.join(args.out, datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
     runs = []

@@ -1,7 +1,10 @@
 """The bisection experiment on the packet-level simulator: each run exports
 the scheme's rules (scripts/sim/rules_export.py, the controller's own
 pure code), writes the scenario (scripts/sim/network.py), runs
-scripts/sim/ns3/fattree_sim and reads its per-flow goodput.
+scripts/sim/ns3/fattree_sim and reads its per-flow goodput. The dynamic
+schemes run with their controller in the loop (scripts/sim/controller_loop.py:
+the app's own strategies, polled in simulated time, their flow-mods applied a
+control delay later).
 
 Flows run from 0 to omit + duration and count from omit on, as the
 emulator's iperf3 -O omit -t duration. The non-blocking reference is the
@@ -13,30 +16,21 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 
 from scripts.sim import rules_export
+from scripts.sim.controller_loop import (
+    CONTROL_DELAY_S, DYNAMIC_SCHEMES, ControllerLoop, SimulatorEnded)
 from scripts.sim.ns3 import build
 from scripts.sim.network import SimFlow, SimSettings, scenario_lines
 from topologies.fattree import FatTree
 from topologies.nonblocking import NonBlocking, host_name
 
-# Schemes the simulator runs: the static ones. The dynamic schemes' pure
-# logic (controller/fattree/classifier.py, scheduler.py) does not run in
-# simulated time yet.
-SIM_SCHEMES = ('nonblocking', 'twolevel', 'ecmp')
 START_SPREAD_S = 0.001  # flows start within a millisecond, as iperf3 clients started together
 # Linux's ephemeral source ports (ip_local_port_range): a select group hashes
 # them, and ns-3's own start at 49153 on every host, the same for every flow.
 EPHEMERAL_PORTS = (32768, 60999)
 RUN_TIMEOUT_S = 3600
-
-
-def check_schemes(schemes):
-    """ValueError naming the schemes the simulator does not run."""
-    missing = [s for s in schemes if s not in SIM_SCHEMES]
-    if missing:
-        raise ValueError('the sim backend does not run %s yet (it runs %s); run them with --backend emulator'
-                         % (', '.join(missing), ', '.join(SIM_SCHEMES)))
 
 
 def export_rules(topo, scheme, path):
@@ -45,24 +39,67 @@ def export_rules(topo, scheme, path):
     rules_export.write_export(rules_export.export_switches(topo, scheme), path, topo=topo, scheme=scheme)
 
 
-def simulate(topo, scheme, flows, settings, progress=None, failures=()):
+def _relay(stream, progress, kept):
+    for line in stream:  # progress as it comes; anything else is kept for the error
+        progress(line.rstrip())
+        kept.append(line)
+
+
+def _sender(stdin):
+    def send(lines):
+        stdin.write('\n'.join(lines) + '\n')
+        stdin.flush()
+    return send
+
+
+def _run(command, controller, progress):
+    """The simulator's stdout after ``controller`` (or none) has answered
+    its questions; its stderr goes to ``progress`` line by line."""
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    errors = []
+    relay = threading.Thread(target=_relay, args=(proc.stderr, progress, errors), daemon=True)
+    relay.start()
+    ended = None
+    try:
+        if controller:
+            controller.serve(proc.stdout, _sender(proc.stdin))
+        out = proc.stdout.read()
+    except (SimulatorEnded, BrokenPipeError) as err:
+        ended = err  # the simulator stopped: its exit status and stderr say why
+    except BaseException:  # our side broke the exchange (or an interrupt): nothing will answer it
+        proc.kill()
+        proc.wait()
+        relay.join()
+        raise
+    proc.stdin.close()
+    returncode = proc.wait(RUN_TIMEOUT_S)
+    relay.join()
+    if returncode != 0:  # the simulator's own account: it names what it refused
+        raise RuntimeError('fattree_sim failed (%d): %s' % (returncode, ''.join(errors[-5:]).strip()))
+    if ended is not None:
+        raise ended
+    return out
+
+
+def simulate(topo, scheme, flows, settings, progress=None, failures=(), control_delay_s=CONTROL_DELAY_S,
+             scheme_params=None):
     """fattree_sim's JSON result for ``flows`` on ``topo`` under ``scheme``.
-    Its progress lines go to ``progress`` (default: stderr)."""
+    A dynamic scheme's controller answers the simulator (ControllerLoop:
+    the app's scheme parameters for the link rate, ``scheme_params`` over
+    them; its flow-mods take effect ``control_delay_s`` after the question).
+    Progress lines go to ``progress`` (default: stderr)."""
     binary = build.simulator()
+    params = dict({'link_mbps': settings.link_mbps}, **(scheme_params or {}))
+    controller = ControllerLoop(topo, scheme, params, control_delay_s) if scheme in DYNAMIC_SCHEMES else None
     with tempfile.TemporaryDirectory(prefix='dcfabric-sim-') as work:
         rules, scenario = os.path.join(work, 'rules.txt'), os.path.join(work, 'scenario.txt')
         export_rules(topo, scheme, rules)
+        lines = scenario_lines(topo, rules, settings, flows, failures)
         with open(scenario, 'w') as f:
-            f.write('\n'.join(scenario_lines(topo, rules, settings, flows, failures)) + '\n')
-        proc = subprocess.Popen([str(binary), scenario], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        errors = []
-        for line in proc.stderr:  # progress as it comes; anything else is kept for the error
-            (progress or (lambda m: print(m, file=sys.stderr, flush=True)))(line.rstrip())
-            errors.append(line)
-        out = proc.stdout.read()
-        if proc.wait(RUN_TIMEOUT_S) != 0:
-            raise RuntimeError('fattree_sim failed (%d): %s' % (proc.returncode, ''.join(errors[-5:]).strip()))
+            f.write('\n'.join(lines + (controller.scenario_lines() if controller else [])) + '\n')
+        out = _run([str(binary), scenario], controller,
+                   progress or (lambda m: print(m, file=sys.stderr, flush=True)))
     return json.loads(out)
 
 
@@ -84,23 +121,25 @@ def measure(scheme, pairs, config, seed, progress):
         topo, named = FatTree(k), pairs
     flows = [SimFlow(s, d, draw.uniform(0, START_SPREAD_S), settings.stop_s, src_port=draw.randint(*EPHEMERAL_PORTS))
              for s, d in named]
-    result = simulate(topo, scheme, flows, settings, progress)
+    result = simulate(topo, scheme, flows, settings, progress,
+                      control_delay_s=config.get('control_delay_ms', CONTROL_DELAY_S * 1e3) / 1e3)
     return [f['goodput_mbps'] for f in result['flows']], result
 
 
 def run_experiment(config, flows_of, record, progress):
     """Every seed, pattern and scheme, as the emulator's run order has them
     (the reference first), one simulation each."""
-    check_schemes(config['schemes'])
     for rep, seed in enumerate(config['seeds']):
         for pattern in config['patterns']:
             for scheme in config['schemes']:
                 pairs = flows_of[(pattern, rep)]
                 rates, result = measure(scheme, pairs, config, seed, progress)
+                simulation = {'wall_s': round(result['wall_s'], 2), 'events': result['events'],
+                              'simulated_s': result['simulated_s']}
+                if 'controller' in result:  # its polls, packet-ins and flow-mods
+                    simulation['controller'] = result['controller']
                 record({'scheme': scheme, 'pattern': pattern, 'rep': rep, 'seed': seed,
                         'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)} for (s, d), r in zip(pairs, rates)],
-                        'aggregate_mbps': round(sum(rates), 3),
-                        'simulation': {'wall_s': round(result['wall_s'], 2), 'events': result['events'],
-                                       'simulated_s': result['simulated_s']}})
+                        'aggregate_mbps': round(sum(rates), 3), 'simulation': simulation})
                 progress('%-12s %-20s seed %d: %8.1f Mbit/s aggregate (simulated %g s in %.1f s)'
                          % (scheme, pattern, seed, sum(rates), result['simulated_s'], result['wall_s']))

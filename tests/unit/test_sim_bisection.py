@@ -1,18 +1,9 @@
 """A small bisection run on the simulator (k=4, 1 Gbit/s, tens of
 milliseconds): a flow alone on its path gets line rate, two flows that
-two-level routing puts on one uplink share it; and the schemes the
-simulator does not run are refused by name."""
-import pytest
-
+two-level routing puts on one uplink share it."""
 from scripts.sim import bisection_backend
 from scripts.sim.network import SimFlow, SimSettings
 from topologies.fattree import FatTree
-
-
-def test_dynamic_schemes_are_refused_by_name():
-    bisection_backend.check_schemes(['nonblocking', 'twolevel', 'ecmp'])
-    with pytest.raises(ValueError, match='does not run classifier, scheduler yet'):
-        bisection_backend.check_schemes(['twolevel', 'classifier', 'scheduler'])
 
 
 def test_alone_at_line_rate_and_sharing_an_uplink_halved():

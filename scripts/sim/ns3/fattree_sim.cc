@@ -12,13 +12,23 @@
 // Input: a scenario file of "key value..." lines written by
 // scripts/sim/network.py (see ReadScenario).  Output: JSON on stdout (flows'
 // bytes, drops, every rule's counters); progress on stderr.
+//
+// With a "controller" line the controller is in the loop (ControllerLink):
+// the simulation pauses at every polling period and at every packet a rule
+// sends to the controller, asks a driver on stdin/stdout
+// (scripts/sim/controller_loop.py, which runs the schemes' own strategies)
+// and applies its flow-mods a control delay later; "done" then precedes the
+// JSON.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -70,6 +80,10 @@ struct Scenario {
   double stop_s = 1, measure_from_s = 0;
   double detection_ms = 210;  // failure -> the ends' ports read not live (BFD)
   std::string pipeline_path;
+  // Controller in the loop: period 0 means none.
+  double controller_period_s = 0, control_delay_s = 0;
+  uint64_t polled_cookie = 0;  // the per-flow entries a poll reports
+  std::vector<std::string> polled_switches;
   std::vector<std::string> switches;
   std::vector<std::pair<std::string, std::string>> hosts;  // (name, IPv4)
   std::vector<LinkSpec> links;
@@ -98,6 +112,15 @@ Scenario ReadScenario(const std::string& path) {
     else if (key == "measure_from_s") ok = bool(f >> s.measure_from_s);
     else if (key == "detection_ms") ok = bool(f >> s.detection_ms);
     else if (key == "pipeline") ok = bool(f >> s.pipeline_path);
+    else if (key == "controller") {
+      std::string cookie;
+      ok = bool(f >> s.controller_period_s >> s.control_delay_s >> cookie);
+      if (ok) s.polled_cookie = dcfabric::detail::Number(cookie);
+    } else if (key == "poll") {
+      std::string name;
+      ok = bool(f >> name);
+      s.polled_switches.push_back(name);
+    }
     else if (key == "switch") {
       std::string name;
       ok = bool(f >> name);
@@ -136,6 +159,8 @@ Scenario ReadScenario(const std::string& path) {
   if (s.measure_from_s < 0 || s.measure_from_s >= s.stop_s)
     throw std::invalid_argument("measure_from_s must lie in [0, stop_s)");
   if (s.pipeline_path.empty()) throw std::invalid_argument("the scenario names no pipeline export");
+  if (s.controller_period_s < 0 || s.control_delay_s < 0)
+    throw std::invalid_argument("the controller's period and delay must not be negative");
   return s;
 }
 
@@ -147,6 +172,13 @@ struct PortDrops {
   uint64_t queue_full = 0;  // the port's drop-tail queue overflowed
   uint64_t ecn_marked = 0;
 };
+
+class PipelineSwitch;
+
+// A packet a rule sent to the controller: the switch, its fields, and the
+// packet itself when the rule held it (no output) for a packet-out.
+using PacketInHandler =
+    std::function<void(PipelineSwitch*, const dcfabric::PacketFields&, Ptr<const Packet> held)>;
 
 // One switch: model port -> device, which ports read live, and its pipeline.
 class PipelineSwitch {
@@ -180,6 +212,23 @@ class PipelineSwitch {
   }
 
   void SetLive(int port, bool live) { live_.at(port) = live; }
+  void SetPacketInHandler(PacketInHandler handler) { packet_in_ = std::move(handler); }
+
+  // A flow-mod from the controller at simulated time ``now_s``. An entry
+  // replaced in place keeps its counters and so its age (the age is what
+  // turns a first counter reading into a rate).
+  void AddFlow(const std::string& line, double now_s) {
+    installed_at_s_.try_emplace(pipeline_->AddFlow(line).id, now_s);
+  }
+  void DeleteFlowStrict(const std::string& line) { pipeline_->DeleteFlowStrict(line); }
+  double InstalledAt(const dcfabric::FlowEntry& e) const {
+    auto it = installed_at_s_.find(e.id);
+    return it == installed_at_s_.end() ? 0 : it->second;  // the export's: from the start
+  }
+
+  // A held packet back through the pipeline from table 0 (a packet-out to
+  // OFPP_TABLE), as if it had just arrived on its port.
+  void Resend(Ptr<const Packet> packet, int in_port) { Process(packet, in_port); }
   const std::string& name() const { return name_; }
   const std::vector<PortDrops>& port_drops() const { return drops_; }
   uint64_t no_rule() const { return no_rule_; }
@@ -190,6 +239,10 @@ class PipelineSwitch {
  private:
   void Receive(Ptr<NetDevice> device, Ptr<const Packet> packet, uint16_t, const Address&,
                const Address&, NetDevice::PacketType) {
+    Process(packet, port_of_ifindex_[device->GetIfIndex()]);
+  }
+
+  void Process(Ptr<const Packet> packet, int in_port) {
     uint8_t b[60];
     uint32_t n = packet->CopyData(b, sizeof b);
     uint32_t ihl = (b[0] & 0xf) * 4;
@@ -198,7 +251,7 @@ class PipelineSwitch {
       return;
     }
     dcfabric::PacketFields fields;
-    fields.in_port = port_of_ifindex_[device->GetIfIndex()];
+    fields.in_port = in_port;
     fields.eth_type = kIpv4EtherType;
     fields.ip_proto = b[9];
     fields.ipv4_src = BigEndian32(b + 12);
@@ -207,8 +260,13 @@ class PipelineSwitch {
       fields.tp_src = uint16_t(b[ihl] << 8 | b[ihl + 1]);
       fields.tp_dst = uint16_t(b[ihl + 2] << 8 | b[ihl + 3]);
     }
-    bool dec_ttl = false;
-    int out = pipeline_->Forward(fields, packet->GetSize(), live_, &dec_ttl);
+    bool dec_ttl = false, to_controller = false;
+    dcfabric::PacketFields matched = fields;  // Forward may rewrite fields
+    int out = pipeline_->Forward(fields, packet->GetSize(), live_, &dec_ttl, &to_controller);
+    if (to_controller && packet_in_) {
+      packet_in_(this, matched, out < 0 ? packet : nullptr);
+      if (out < 0) return;  // held for the controller
+    }
     if (out < 0 || size_t(out) >= devices_.size() || !devices_[out]) {
       no_rule_++;
       return;
@@ -250,6 +308,139 @@ class PipelineSwitch {
   std::vector<int> port_of_ifindex_;
   std::vector<PortDrops> drops_;
   uint64_t no_rule_ = 0, ttl_expired_ = 0, dead_port_ = 0;
+  PacketInHandler packet_in_;
+  std::map<uint64_t, double> installed_at_s_;  // entry id -> when a flow-mod added it
+};
+
+// The controller in the loop, over a line protocol with the driver (the
+// simulation waits for each answer, so the controller takes no simulated
+// time to think; the control delay is what the messages take):
+//   -> poll T                       every period: the polled switches'
+//      entry SWITCH PACKETS BYTES AGE_S FLOW_RECORD...   entries of the cookie
+//      end
+//   -> packet_in T SWITCH PROTO SRC DST SPORT DPORT     (addresses as integers)
+//   <- add SWITCH FLOW_RECORD | delete SWITCH FLOW_RECORD | packet_out ... end
+// The answer's flow-mods (and a packet_out: the held packets back through
+// table 0) apply the control delay after the question. A flow's further
+// packets while its packet-in is answered wait with the first (held) or go
+// on unreported (copied).
+class ControllerLink {
+ public:
+  ControllerLink(const Scenario& sc, std::map<std::string, std::unique_ptr<PipelineSwitch>>* switches,
+                 std::istream& in, std::ostream& out)
+      : period_s_(sc.controller_period_s), delay_s_(sc.control_delay_s), cookie_(sc.polled_cookie),
+        switches_(switches), in_(in), out_(out) {
+    for (const std::string& name : sc.polled_switches) polled_.push_back(Switch(name));
+    for (auto& [name, sw] : *switches)
+      sw->SetPacketInHandler([this](PipelineSwitch* s, const dcfabric::PacketFields& f,
+                                    Ptr<const Packet> held) { PacketIn(s, f, held); });
+    Simulator::Schedule(Seconds(period_s_), [this] { Poll(); });
+  }
+
+  uint64_t polls() const { return polls_; }
+  uint64_t packet_ins() const { return packet_ins_; }
+  uint64_t flow_mods() const { return flow_mods_; }
+
+ private:
+  // (switch, protocol, source, destination, destination port): the schemes' flow
+  using FlowId = std::tuple<PipelineSwitch*, uint8_t, uint32_t, uint32_t, uint16_t>;
+  struct Change {
+    PipelineSwitch* sw;
+    bool remove;
+    std::string record;
+  };
+  struct Answer {
+    std::vector<Change> changes;
+    bool packet_out = false;
+  };
+
+  PipelineSwitch* Switch(const std::string& name) const {
+    auto it = switches_->find(name);
+    if (it == switches_->end()) throw std::invalid_argument("no switch named " + name);
+    return it->second.get();
+  }
+
+  void Poll() {
+    double now = Simulator::Now().GetSeconds();
+    polls_++;
+    std::ostringstream msg;
+    msg.precision(9);
+    msg << "poll " << now << "\n";
+    for (PipelineSwitch* sw : polled_)
+      for (const dcfabric::FlowEntry* e : sw->pipeline().Entries())
+        if (e->table == 0 && e->cookie == cookie_)
+          msg << "entry " << sw->name() << ' ' << e->counters.packets << ' ' << e->counters.bytes
+              << ' ' << now - sw->InstalledAt(*e) << ' ' << e->line << "\n";
+    Answer answer = Ask(msg.str());
+    Simulator::Schedule(Seconds(delay_s_), [this, answer] { Apply(answer, FlowId{}); });
+    Simulator::Schedule(Seconds(period_s_), [this] { Poll(); });
+  }
+
+  void PacketIn(PipelineSwitch* sw, const dcfabric::PacketFields& f, Ptr<const Packet> held) {
+    FlowId flow{sw, f.ip_proto, f.ipv4_src, f.ipv4_dst, f.tp_dst};
+    auto [pending, fresh] = pending_.try_emplace(flow);
+    if (held) pending->second.push_back({held->Copy(), int(f.in_port)});
+    if (!fresh) return;
+    packet_ins_++;
+    std::ostringstream msg;
+    msg.precision(9);
+    msg << "packet_in " << Simulator::Now().GetSeconds() << ' ' << sw->name() << ' '
+        << int(f.ip_proto) << ' ' << f.ipv4_src << ' ' << f.ipv4_dst << ' ' << f.tp_src << ' '
+        << f.tp_dst << "\n";
+    Answer answer = Ask(msg.str());
+    Simulator::Schedule(Seconds(delay_s_), [this, answer, flow] { Apply(answer, flow); });
+  }
+
+  // Sends one question (its lines, then "end") and reads the answer.
+  Answer Ask(const std::string& question) {
+    out_ << question << "end" << std::endl;
+    Answer answer;
+    std::string line;
+    while (true) {
+      if (!std::getline(in_, line)) throw std::runtime_error("the controller closed the pipe");
+      std::istringstream words(line);
+      std::string kind, name;
+      words >> kind;
+      if (kind == "end") return answer;
+      if (kind == "packet_out") {
+        answer.packet_out = true;
+        continue;
+      }
+      try {
+        if ((kind != "add" && kind != "delete") || !(words >> name))
+          throw std::invalid_argument("expected add SWITCH FLOW, delete SWITCH FLOW, packet_out or end");
+        std::string record;
+        std::getline(words >> std::ws, record);
+        dcfabric::ParseFlow(record);  // a bad record fails now, not at apply time
+        answer.changes.push_back({Switch(name), kind == "delete", record});
+      } catch (const std::exception& e) {
+        throw std::invalid_argument("bad controller reply '" + line + "': " + e.what());
+      }
+    }
+  }
+
+  void Apply(const Answer& answer, FlowId flow) {
+    double now = Simulator::Now().GetSeconds();
+    for (const Change& c : answer.changes) {
+      flow_mods_++;
+      if (c.remove) c.sw->DeleteFlowStrict(c.record);
+      else c.sw->AddFlow(c.record, now);
+    }
+    if (!std::get<0>(flow)) return;
+    std::vector<std::pair<Ptr<Packet>, int>> held = std::move(pending_[flow]);
+    pending_.erase(flow);
+    if (answer.packet_out)
+      for (auto& [packet, in_port] : held) std::get<0>(flow)->Resend(packet, in_port);
+  }
+
+  double period_s_, delay_s_;
+  uint64_t cookie_;
+  std::map<std::string, std::unique_ptr<PipelineSwitch>>* switches_;
+  std::istream& in_;
+  std::ostream& out_;
+  std::vector<PipelineSwitch*> polled_;
+  std::map<FlowId, std::vector<std::pair<Ptr<Packet>, int>>> pending_;  // held packets
+  uint64_t polls_ = 0, packet_ins_ = 0, flow_mods_ = 0;
 };
 
 struct FlowState {
@@ -428,6 +619,10 @@ void Run(const Scenario& sc, std::ostream& out) {
     for (int port : sw->second->Ports()) fail_port({fa.node, port}, fa.at_s);
   }
 
+  std::unique_ptr<ControllerLink> controller;
+  if (sc.controller_period_s > 0)
+    controller = std::make_unique<ControllerLink>(sc, &switches, std::cin, out);
+
   // Progress on stderr every few wall seconds, checked each simulated ms.
   double last_report = 0;
   std::function<void()> progress = [&] {
@@ -445,9 +640,13 @@ void Run(const Scenario& sc, std::ostream& out) {
   double measured_s = sc.stop_s - sc.measure_from_s;
 
   out.precision(9);
+  if (controller) out << "done\n";
   out << "{\"simulated_s\": " << Simulator::Now().GetSeconds() << ", \"wall_s\": " << wall_s()
-      << ", \"events\": " << Simulator::GetEventCount() << ", \"measured_s\": " << measured_s
-      << ",\n \"flows\": [";
+      << ", \"events\": " << Simulator::GetEventCount() << ", \"measured_s\": " << measured_s;
+  if (controller)
+    out << ", \"controller\": {\"polls\": " << controller->polls() << ", \"packet_ins\": "
+        << controller->packet_ins() << ", \"flow_mods\": " << controller->flow_mods() << "}";
+  out << ",\n \"flows\": [";
   for (size_t i = 0; i < sc.flows.size(); ++i) {
     const FlowSpec& f = sc.flows[i];
     const FlowState& st = state[i];
