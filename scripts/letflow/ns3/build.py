@@ -18,7 +18,8 @@ from pathlib import Path
 
 SOURCE_DIR = Path(__file__).resolve().parent
 BUILD_DIR = SOURCE_DIR / "bin"
-HEADERS = [SOURCE_DIR / "flowlet_table.h"]
+# host_tcp.h: the hosts' TCP and main() the fat-tree simulator shares
+HEADERS = [SOURCE_DIR / "flowlet_table.h", SOURCE_DIR.parent.parent / "sim" / "ns3" / "host_tcp.h"]
 NS3_MODULES = ["core", "network", "internet", "point-to-point", "applications",
                "traffic-control"]
 CXXFLAGS = ["-std=c++20", "-O2", "-Wall", "-Wno-unused-parameter"]

@@ -25,6 +25,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "../../sim/ns3/host_tcp.h"
 #include "flowlet_table.h"
 
 using namespace ns3;
@@ -278,21 +279,8 @@ std::string Gbps(double g) { return std::to_string(g * 1e3) + "Mbps"; }
 
 void Run(const Scenario& sc, std::ostream& out) {
   RngSeedManager::SetSeed(sc.seed);
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-  // ns-3's 1 s minimum RTO would turn every datacenter loss into a stall.
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MicroSeconds(sc.min_rto_us)));
-  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(10)));
-  // Likewise its 3 s SYN timeout: one dropped SYN would dominate a mean FCT.
-  Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(sc.min_rto_us)));
-  if (sc.tcp_window_bytes > 0) {
-    // The receive buffer caps the advertised window: the paper's 256 KB window.
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sc.tcp_window_bytes));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sc.tcp_window_bytes));
-  } else {
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 22));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 22));
-  }
+  // A given window caps the advertised one through the receive buffer: the paper's 256 KB.
+  dcfabric::ConfigureHostTcp(sc.min_rto_us, sc.tcp_window_bytes > 0 ? sc.tcp_window_bytes : 1 << 22);
 
   NodeContainer leaves, spines, hosts;
   leaves.Create(sc.leaves);
@@ -541,15 +529,5 @@ void Run(const Scenario& sc, std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: letflow_sim SCENARIO_FILE\n";
-    return 2;
-  }
-  try {
-    Run(ReadScenario(argv[1]), std::cout);
-  } catch (const std::exception& e) {
-    std::cerr << "letflow_sim: " << e.what() << '\n';
-    return 2;
-  }
-  return 0;
+  return dcfabric::ScenarioMain(argc, argv, "letflow_sim", ReadScenario, Run);
 }

@@ -14,6 +14,7 @@ from scripts.letflow.ns3.build import build_main, build_program
 SOURCE_DIR = Path(__file__).resolve().parent
 BUILD_DIR = SOURCE_DIR / "bin"
 PIPELINE = SOURCE_DIR / "of_pipeline.h"
+HOST_TCP = SOURCE_DIR / "host_tcp.h"
 
 
 def path_trace(force: bool = False) -> Path:
@@ -24,7 +25,7 @@ def path_trace(force: bool = False) -> Path:
 
 def simulator(force: bool = False) -> Path:
     """The ns-3 fat-tree whose switches run the exported rules."""
-    return build_program(SOURCE_DIR / "fattree_sim.cc", BUILD_DIR / "fattree_sim", [PIPELINE],
+    return build_program(SOURCE_DIR / "fattree_sim.cc", BUILD_DIR / "fattree_sim", [PIPELINE, HOST_TCP],
                          with_ns3=True, force=force)
 
 

@@ -39,6 +39,7 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 
+#include "host_tcp.h"
 #include "of_pipeline.h"
 
 using namespace ns3;
@@ -458,20 +459,10 @@ std::string JsonString(const std::string& s) {
 }
 
 void ConfigureTcp(const Scenario& sc) {
+  dcfabric::ConfigureHostTcp(sc.min_rto_ms * 1e3, 1 << 22);
   Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                      TypeIdValue(sc.tcp == "dctcp" ? TcpDctcp::GetTypeId() : TcpCubic::GetTypeId()));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));  // Linux's
-  // An ACK per segment: with ns-3's one per two, two CUBIC flows sharing a
-  // 1 Gbit/s drop-tail port locked one out (1-17 Mbit/s against 950, its
-  // window stuck in 5 ms RTO cycles); per-segment ACKs shared it 451-513.
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-  // ns-3's 1 s minimum RTO (Linux: 200 ms) would turn a datacenter loss into a stall.
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MicroSeconds(sc.min_rto_ms * 1e3)));
-  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(10)));
-  Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(sc.min_rto_ms * 1e3)));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 22));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 22));
 }
 
 void Run(const Scenario& sc, std::ostream& out) {
@@ -700,15 +691,5 @@ void Run(const Scenario& sc, std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: fattree_sim SCENARIO_FILE\n";
-    return 2;
-  }
-  try {
-    Run(ReadScenario(argv[1]), std::cout);
-  } catch (const std::exception& e) {
-    std::cerr << "fattree_sim: " << e.what() << '\n';
-    return 2;
-  }
-  return 0;
+  return dcfabric::ScenarioMain(argc, argv, "fattree_sim", ReadScenario, Run);
 }
