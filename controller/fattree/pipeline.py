@@ -59,22 +59,40 @@ ARP_REPLY_ACTIONS = (
 def arp_responder_rules(topo, switch):
     """A fat-tree switch's ARP rules: lower switches answer requests for
     the fabric's hosts (tables 3-5), other switches drop ARP."""
-    arp = (('eth_type', ETH_TYPE_ARP),)
-    if topo.node(switch).role != 'edge':
-        return [FlowRule(TABLE_FLOWS, PRIORITY_ARP, arp)]
-    request = arp + (('arp_op', ARP_REQUEST),)
+    role = topo.node(switch).role
+    return list(_arp_rules(role, _host_coordinates(topo) if role == 'edge' else None))
+
+
+def fabric_arp_rules(topo):
+    """arp_responder_rules of every switch, {name: rules}: the hosts are
+    read once for all (once per lower switch was half of k=48's start-up
+    compile)."""
+    coordinates = _host_coordinates(topo)
+    return {s.name: list(_arp_rules(s.role, coordinates if s.role == 'edge' else None)) for s in topo.switches}
+
+
+def _host_coordinates(topo):
+    """The pods, subnets and host IDs of the fabric's hosts, each sorted."""
     hosts = topo.hosts
-    pods = sorted({h.coords[0] for h in hosts})
-    subnets = sorted({h.coords[1] for h in hosts})
-    host_ids = sorted({h.coords[2] for h in hosts})
-    return ([FlowRule(TABLE_FLOWS, PRIORITY_ARP, arp, goto_table=TABLE_ARP_POD)]
-            + [FlowRule(TABLE_ARP_POD, PRIORITY_ARP, request + (('arp_tpa', ('10.%d.0.0' % pod, '255.255.0.0')),),
-                        goto_table=TABLE_ARP_SUBNET) for pod in pods]
-            + [FlowRule(TABLE_ARP_SUBNET, PRIORITY_ARP, request + (('arp_tpa', ('0.0.%d.0' % z, '0.0.255.0')),),
-                        goto_table=TABLE_ARP_HOST) for z in subnets]
-            + [FlowRule(TABLE_ARP_HOST, PRIORITY_ARP, request + (('arp_tpa', ('0.0.0.%d' % i, '0.0.0.255')),),
-                        ARP_REPLY_ACTIONS) for i in host_ids]
-            + [miss_drop(TABLE_ARP_POD), miss_drop(TABLE_ARP_SUBNET), miss_drop(TABLE_ARP_HOST)])
+    return tuple(tuple(sorted({h.coords[level] for h in hosts})) for level in range(3))
+
+
+@functools.lru_cache(maxsize=16)
+def _arp_rules(role, coordinates):
+    """``coordinates``: _host_coordinates on a lower switch, else None."""
+    arp = (('eth_type', ETH_TYPE_ARP),)
+    if role != 'edge':
+        return (FlowRule(TABLE_FLOWS, PRIORITY_ARP, arp),)
+    request = arp + (('arp_op', ARP_REQUEST),)
+    pods, subnets, host_ids = coordinates
+    return tuple([FlowRule(TABLE_FLOWS, PRIORITY_ARP, arp, goto_table=TABLE_ARP_POD)]
+                 + [FlowRule(TABLE_ARP_POD, PRIORITY_ARP, request + (('arp_tpa', ('10.%d.0.0' % pod, '255.255.0.0')),),
+                             goto_table=TABLE_ARP_SUBNET) for pod in pods]
+                 + [FlowRule(TABLE_ARP_SUBNET, PRIORITY_ARP, request + (('arp_tpa', ('0.0.%d.0' % z, '0.0.255.0')),),
+                             goto_table=TABLE_ARP_HOST) for z in subnets]
+                 + [FlowRule(TABLE_ARP_HOST, PRIORITY_ARP, request + (('arp_tpa', ('0.0.0.%d' % i, '0.0.0.255')),),
+                             ARP_REPLY_ACTIONS) for i in host_ids]
+                 + [miss_drop(TABLE_ARP_POD), miss_drop(TABLE_ARP_SUBNET), miss_drop(TABLE_ARP_HOST)])
 
 
 @functools.lru_cache(maxsize=None)

@@ -28,7 +28,7 @@ from ryu.lib import hub
 from controller.ryuapp.fabric_app import FabricApp
 from controller.ryuapp.web import FabricViewMixin
 from controller.fattree.failover import FailureRouting, link_key
-from controller.fattree.pipeline import arp_responder_rules, compile_table
+from controller.fattree.pipeline import compile_table, fabric_arp_rules
 from controller.fattree.scheme_mixin_app import SchemeMixin
 from controller.openflow.debounce import Debounce
 from topologies.fattree import FatTree
@@ -45,7 +45,7 @@ class FatTreeApp(SchemeMixin, FabricViewMixin, FabricApp):
         self._judgement_armed = False  # a timer waits to judge ports still coming up
         self.routing = FailureRouting(self.topo)  # the tables under self.failed, kept between bursts
         self.compiled = self.compile_all(self.routing.tables)
-        self.arp_rules = {s.name: arp_responder_rules(self.topo, s.name) for s in self.topo.switches}
+        self.arp_rules = fabric_arp_rules(self.topo)
         self.link_listeners = []  # callables(failed_links, tables) told of every change
         self.link_listeners.append(self.scheme_links_changed)
         self.state_view.register('links', self.link_state)

@@ -35,38 +35,67 @@ DELETE_GROUP = 'delete_group'
 
 def rule_key(rule):
     """What identifies a flow entry in a switch (replace by add, strict delete)."""
-    return (rule.table, rule.priority, rule.match)
+    return rule.key
 
 
 def _by_key(rules, what):
-    by_key = {}
-    for rule in rules:
-        if by_key.setdefault(rule_key(rule), rule) != rule:
-            raise ValueError('%s state has two rules for table %d, priority %d, match %r'
-                             % ((what,) + rule_key(rule)))
+    by_key = {rule.key: rule for rule in rules}
+    if len(by_key) != len(rules):  # a key twice: the same rule, or a state no switch can hold
+        for rule in rules:
+            if by_key[rule.key] != rule:
+                raise ValueError('%s state has two rules for table %d, priority %d, match %r'
+                                 % ((what,) + rule.key))
     return by_key
 
 
 def _by_id(groups, what):
-    by_id = {}
-    for group in groups:
-        if by_id.setdefault(group.group_id, group) != group:
-            raise ValueError('%s state has two groups with id %d' % (what, group.group_id))
+    by_id = {group.group_id: group for group in groups}
+    if len(by_id) != len(groups):
+        for group in groups:
+            if by_id[group.group_id] != group:
+                raise ValueError('%s state has two groups with id %d' % (what, group.group_id))
     return by_id
+
+
+def shared_ends(old, new):
+    """How many rules the two lists share, the very same objects in the same
+    places, at their heads and at their tails."""
+    shortest, head, tail = min(len(old), len(new)), 0, 0
+    while head < shortest and old[head] is new[head]:
+        head += 1
+    while tail < shortest - head and old[-1 - tail] is new[-1 - tail]:
+        tail += 1
+    return head, tail
 
 
 def ordered_diff(old_rules, new_rules, old_groups=(), new_groups=()):
     """[(operation, FlowRule or Group)] turning switch state old into new,
-    in the order of the module docstring; empty when nothing changed."""
-    old_by_key, new_by_key = _by_key(old_rules, 'old'), _by_key(new_rules, 'new')
+    in the order of the module docstring; empty when nothing changed.
+
+    States compiled from the same memoised entries share most of their
+    objects, often in runs at both ends (the housekeeping first, the ARP
+    tables last): those are kept as they are, and only the rules between
+    are compared, by key (checked not to clash with a kept rule's)."""
+    head, tail = shared_ends(old_rules, new_rules)
+    old_by_key = _by_key(old_rules[head:len(old_rules) - tail], 'old')
+    new_by_key = _by_key(new_rules[head:len(new_rules) - tail], 'new')
+    if head or tail:
+        kept = _by_key(old_rules[:head] + old_rules[len(old_rules) - tail:], 'old')
+        for what, by_key in (('old', old_by_key), ('new', new_by_key)):
+            for key in kept.keys() & by_key.keys():  # a kept rule again, or a clash with one
+                if by_key.pop(key) != kept[key]:
+                    raise ValueError('%s state has two rules for table %d, priority %d, match %r'
+                                     % ((what,) + key))
     old_by_id, new_by_id = _by_id(old_groups, 'old'), _by_id(new_groups, 'new')
     ops = []
     for group_id, group in new_by_id.items():
-        if group_id not in old_by_id:
+        old = old_by_id.get(group_id)
+        if old is None:
             ops.append((ADD_GROUP, group))
-        elif old_by_id[group_id] != group:
+        elif old is not group and old != group:
             ops.append((MODIFY_GROUP, group))
-    added = [rule for key, rule in new_by_key.items() if old_by_key.get(key) != rule]
+    added = [rule for key, rule in new_by_key.items()
+             if (old := old_by_key.get(key)) is not rule and old != rule]
     ops += [(ADD_FLOW, rule) for rule in sorted(added, key=lambda r: (-r.table, -r.priority))]
     gone = [rule for key, rule in old_by_key.items() if key not in new_by_key]
     ops += [(DELETE_FLOW, rule) for rule in sorted(gone, key=lambda r: (r.table, r.priority))]

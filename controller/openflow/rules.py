@@ -5,7 +5,9 @@ flow-mods (controller.ryuapp.ofp) and tests install the very same values into re
 bridges with ovs-ofctl (``to_ofctl``). Match fields use OXM names as Ryu's
 OFPMatch takes them; masked values are (value, mask) pairs.
 """
+import dataclasses
 from dataclasses import dataclass
+import functools
 
 ETH_TYPE_IP = 0x0800
 ETH_TYPE_ARP = 0x0806
@@ -41,6 +43,23 @@ TO_CONTROLLER = ('controller',)
 IN_PORT = ('in_port',)
 
 
+def _kept_hash(value):
+    """A frozen value's hash, worked out once: compiled rules and groups are
+    shared by many switches' states, and every diff and every encoding
+    (controller.ryuapp.ofp) hashes them again."""
+    try:
+        return value.__dict__['_hash']
+    except KeyError:
+        value.__dict__['_hash'] = result = hash(
+            tuple(getattr(value, f.name) for f in dataclasses.fields(value)))
+        return result
+
+
+def _fields_only(value):
+    """What pickles a value: its fields (a kept hash holds only in its process)."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+
+
 @dataclass(frozen=True)
 class FlowRule:
     """One flow entry: match fields, apply-actions, then optional
@@ -53,9 +72,19 @@ class FlowRule:
     goto_table: int = None
     cookie: int = COOKIE_ROUTING
 
+    __hash__ = _kept_hash
+    __getstate__ = _fields_only
+
     @property
     def match_dict(self):
         return dict(self.match)
+
+    @functools.cached_property
+    def key(self):
+        """What identifies the entry in a switch: (table, priority, match).
+        Kept with the rule: compiled rules are shared by many switches'
+        states, and every diff asks each rule for it."""
+        return (self.table, self.priority, self.match)
 
 
 @dataclass(frozen=True)
@@ -66,6 +95,9 @@ class Group:
     group_id: int
     kind: str
     buckets: tuple
+
+    __hash__ = _kept_hash
+    __getstate__ = _fields_only
 
 
 def miss_drop(table):

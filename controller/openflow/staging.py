@@ -21,8 +21,10 @@ tell apart go together). At k=48 that is a few hundred bitmask operations
 per switch where looking 27,648 addresses up took a quarter of a second.
 """
 import bisect
+import functools
 
-from controller.openflow.lookup import ipv4_term, match_terms, matches, pipeline
+from controller.openflow.diff import shared_ends
+from controller.openflow.lookup import ipv4_term, match_terms, matches
 from controller.openflow.rules import ETH_TYPE_IP
 from topologies.addressing import ip_to_int
 from topologies.model import model_port
@@ -48,6 +50,7 @@ class ModelIndex:
         self.position = {address: index for index, address in enumerate(self.addresses)}
         self.every = (1 << len(self.addresses)) - 1
         self._written = {}  # an ipv4_dst as a rule writes it -> its bits
+        self._of_rule = {}  # a rule -> the bits of its ipv4_dst
         self._by_suffix = {}  # mask -> {low bits: bits}
         self._hops = {}  # (switch, tuple of ports) -> the nodes on them
 
@@ -60,10 +63,11 @@ class ModelIndex:
 
     def of_rule(self, rule):
         """The addresses a rule can match: those of its ipv4_dst, or all."""
-        for name, want in rule.match:
-            if name == 'ipv4_dst':
-                return self.of_match(want)
-        return self.every
+        bits = self._of_rule.get(rule)
+        if bits is None:
+            bits = self._of_rule[rule] = next(
+                (self.of_match(want) for name, want in rule.match if name == 'ipv4_dst'), self.every)
+        return bits
 
     def matching(self, value, mask):
         """The addresses whose bits under ``mask`` are ``value``'s."""
@@ -122,7 +126,7 @@ def forwarding_classes(rules, groups, candidates, index, ids=None):
     equal numbers: hashing rules again for every class took seconds when
     24 prefixes shared one second-level table at k=48)."""
     ids = {} if ids is None else ids
-    tables = pipeline(rules)
+    tables = _tables(rules)
     eligible, ends, found = {}, {}, {}
     work = [(0, 0, candidates, ())]
     while work:
@@ -131,8 +135,8 @@ def forwarding_classes(rules, groups, candidates, index, ids=None):
         if entries is None:  # the table's entries a packet with this metadata can match
             packet = {'eth_type': ETH_TYPE_IP, 'metadata': metadata}
             entries = eligible[(table, metadata)] = [
-                (index.of_rule(rule), ids.setdefault(rule, len(ids)), rule) for terms, rule in tables.get(table, ())
-                if matches([t for t in terms if t[0] != 'ipv4_dst'], packet)]
+                (index.of_rule(rule), ids.setdefault(rule, len(ids)), rule) for rule in tables.get(table, ())
+                if matches(_terms_but_ipv4_dst(rule), packet)]
         for bits, number, rule in entries:
             taken = undecided & bits
             if not taken:
@@ -159,6 +163,27 @@ def forwarding_classes(rules, groups, candidates, index, ids=None):
     return found
 
 
+def _tables(rules):
+    """{table: its rules, highest priority first} (lookup.pipeline without
+    the match terms: only the entries a walk reaches need them)."""
+    tables = {}
+    for rule in sorted(rules, key=_priority, reverse=True):
+        tables.setdefault(rule.table, []).append(rule)
+    return tables
+
+
+def _priority(rule):
+    return rule.priority
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _terms_but_ipv4_dst(rule):
+    """A rule's match terms but its destination's (ModelIndex.of_rule
+    gives the addresses that one takes)."""
+    return tuple(t for t in match_terms(rule) if t[0] != 'ipv4_dst')
+
+
+@functools.lru_cache(maxsize=1 << 14)
 def _ports(rule, used):
     """The output ports of an entry that outputs through the groups ``used``:
     its own outputs and every bucket's."""
@@ -201,9 +226,11 @@ def _candidates(index, old_rules, new_rules, groups_before, groups_after):
     the entries that write its metadata: where every writer of either
     state writes the bits it matches, it adds only those (a new /24's
     table: 24 addresses, not its suffixes' 1,152 each at k=48)."""
-    if any(groups_after.get(gid, group) != group for gid, group in groups_before.items()):
+    if any((after := groups_after.get(gid, group)) is not group and after != group
+           for gid, group in groups_before.items()):
         return index.every
-    changed = set(old_rules).symmetric_difference(new_rules)
+    head, tail = shared_ends(old_rules, new_rules)
+    changed = set(old_rules[head:len(old_rules) - tail]).symmetric_difference(new_rules[head:len(new_rules) - tail])
     writers = [rule for rules in (old_rules, new_rules) for rule in rules if rule.write_metadata is not None]
     found = 0
     for rule in changed:

@@ -68,23 +68,19 @@ class FabricApp(app_manager.RyuApp):
         return []
 
     def send_batch(self, name, items, whole_state=False):
-        """Send switch ``name`` the messages ``items`` [(message, what it
-        carries)] and a barrier, keeping them by xid until the barrier's
+        """Send switch ``name`` the messages ``items`` [(Ryu message or
+        ofp.diff_messages' bytes, what it carries)] and a barrier in one
+        buffer (ofp.encode_batch), keeping them by xid until the barrier's
         reply (controller.openflow.confirmations). Returns a hub.Event set
         once that reply came, or None when the switch is not connected."""
         datapath = self.datapaths.get(name)
         if datapath is None:
             return None
-        barrier = ofp.barrier(datapath)
-        for message, _ in items:
-            datapath.set_xid(message)
-        datapath.set_xid(barrier)  # before sending: the reply may come at once
-        self.confirmations.sent(name, [(message.xid, what) for message, what in items], barrier.xid,
-                                whole_state=whole_state)
-        self._barriers[(name, barrier.xid)] = confirmed = hub.Event()
-        for message, _ in items:
-            datapath.send_msg(message)
-        datapath.send_msg(barrier)
+        buffer, kept, barrier_xid = ofp.encode_batch(datapath, items)
+        # kept before sending: the reply may come at once
+        self.confirmations.sent(name, kept, barrier_xid, whole_state=whole_state)
+        self._barriers[(name, barrier_xid)] = confirmed = hub.Event()
+        datapath.send(buffer)
         return confirmed
 
     def install_switch(self, datapath, name):
@@ -92,9 +88,8 @@ class FabricApp(app_manager.RyuApp):
         ask for its ports and how long each has been there."""
         rules, groups = self.rules_for(name), self.groups_for(name)
         self.installed[name] = (rules, groups)
-        self.send_batch(name, [(ofp.delete_all_flows(datapath), 'delete every flow'),
-                               (ofp.delete_all_groups(datapath), 'delete every group')]
-                        + ofp.diff_messages(datapath, ordered_diff((), rules, (), groups)), whole_state=True)
+        self.send_batch(name, ofp.whole_state_messages(datapath, ordered_diff((), rules, (), groups)),
+                        whole_state=True)
         datapath.send_msg(ofp.port_desc_request(datapath))
         ages = ofp.port_stats_request(datapath)
         datapath.set_xid(ages)
@@ -115,7 +110,7 @@ class FabricApp(app_manager.RyuApp):
         old_rules, old_groups = self.installed[name]
         ops = ordered_diff(old_rules, rules, old_groups, groups)
         self.installed[name] = (rules, groups)
-        return ops, self.send_batch(name, ofp.diff_messages(datapath, ops))
+        return ops, self.send_batch(name, ofp.diff_messages(ops))
 
     def update_switches(self):
         """Bring every connected switch whose computed state differs from

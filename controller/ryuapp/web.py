@@ -117,18 +117,19 @@ class FabricViewMixin:
         return None if node is None else node.name
 
     def _count_sent(self, datapath):
-        send = datapath.send_msg
+        send = datapath.send  # what send_msg and the app's batches (ofp.encode_batch) both go through
 
-        def counted_send(msg, *args, **kwargs):
+        def counted_send(buffer, *args, **kwargs):
             switch = self._observed_switch(datapath)
             if switch is not None:
-                self.observation.message_sent(switch, isinstance(msg, parser.OFPFlowMod))
-            return send(msg, *args, **kwargs)
-        datapath.send_msg = counted_send
+                for is_flow_mod in ofp.flow_mod_flags(buffer):
+                    self.observation.message_sent(switch, is_flow_mod)
+            return send(buffer, *args, **kwargs)
+        datapath.send = counted_send
 
     # Named to sort before FabricApp's _switch_features: Ryu calls one app's
     # handlers of an event in name order, and the features reply must find
-    # send_msg already counted when the app installs the switch.
+    # its sends already counted when the app installs the switch.
     @set_ev_cls(RECEIVED_EVENTS, [HANDSHAKE_DISPATCHER, CONFIG_DISPATCHER, MAIN_DISPATCHER])
     def _observe_message(self, ev):
         datapath = ev.msg.datapath

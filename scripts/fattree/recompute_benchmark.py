@@ -15,8 +15,8 @@ some: on a shared machine the two part when other work competes):
                     entries and rules cleared).
   start_up          the first full program: compute, compile (routing and
                     ARP rules), and messages (each switch's delete-all,
-                    flow-mods and group-mods, encoded by Ryu as the app
-                    sends them), with their counts and bytes
+                    flow-mods and group-mods, encoded as the app sends
+                    them), with their counts and bytes
   events            one link failure of each kind (upper-core, lower-upper),
                     one switch failure of each role (upper, lower, core)
                     and a burst of 20 link failures at once (seeded), each
@@ -29,9 +29,16 @@ some: on a shared machine the two part when other work competes):
                                    forwarding_changes per changed switch,
                                    dependencies, stages)
                       messages_s   the ordered diffs (diff_s) and their
-                                   flow- and group-mods encoded (encode_s)
+                                   flow- and group-mods encoded as the
+                                   app sends them (encode_s: each
+                                   distinct message encoded by Ryu once,
+                                   ofp.diff_messages; each switch's batch
+                                   one buffer with its xids written in,
+                                   ofp.encode_batch, and kept by xid for
+                                   the barrier's reply)
                     reaction_s is their sum; the stages, switches per stage,
-                    flow-mods, group-mods and bytes are counted.
+                    flow-mods, group-mods and bytes (each switch's
+                    barrier with them) are counted.
   full_recompute_one_failure_s
                     the full recompute (tables_with_failures) under the
                     first link failure, for comparison
@@ -49,11 +56,10 @@ import statistics
 import sys
 import time
 
-from ryu.ofproto import ofproto_v1_3, ofproto_v1_3_parser
-
 from controller.fattree import failover, pipeline, twolevel
 from controller.fattree.failover import FailureRouting, expand_failures, tables_with_failures
-from controller.fattree.pipeline import arp_responder_rules, compile_table
+from controller.fattree.pipeline import compile_table, fabric_arp_rules
+from controller.openflow.confirmations import Confirmations
 from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, ordered_diff
 from controller.openflow.staging import dependencies, forwarding_changes, stages
 from controller.ryuapp import ofp
@@ -65,9 +71,9 @@ BURST_LINKS = 20
 
 
 def clear_caches():
-    """Forget every memoised table entry, suffix table and rule: the state of
-    a controller that has computed nothing yet."""
-    for module in (twolevel, failover, pipeline):
+    """Forget every memoised table entry, suffix table, rule and encoded
+    message: the state of a controller that has computed nothing yet."""
+    for module in (twolevel, failover, pipeline, ofp):
         for value in vars(module).values():
             if hasattr(value, 'cache_clear'):
                 value.cache_clear()
@@ -123,31 +129,25 @@ def events(topo, seed):
     ]
 
 
-class EncodingDatapath:
-    """What Ryu's messages ask of a connected switch to encode themselves."""
-    ofproto = ofproto_v1_3
-    ofproto_parser = ofproto_v1_3_parser
+def send(datapath, confirmations, name, items, whole_state=False):
+    """Messages to one switch as FabricApp.send_batch sends them: one
+    buffer (ofp.encode_batch), kept by xid (Confirmations.sent). Returns
+    the buffer's bytes."""
+    buffer, kept, barrier_xid = ofp.encode_batch(datapath, items)
+    confirmations.sent(name, kept, barrier_xid, whole_state=whole_state)
+    return len(buffer)
 
 
-def encoded(messages):
-    """(flow-mods, group-mods, bytes) of Ryu messages, each encoded as
-    Datapath.send_msg encodes it."""
-    flow_mods = group_mods = size = 0
-    for message in messages:
-        message.xid = 0
-        message.serialize()
-        size += len(message.buf)
-        if isinstance(message, ofproto_v1_3_parser.OFPFlowMod):
-            flow_mods += 1
-        else:
-            group_mods += 1
-    return flow_mods, group_mods, size
+def mods(ops):
+    """(flow-mods, group-mods) of an ordered diff."""
+    flow_mods = sum(1 for kind, _ in ops if kind in (ADD_FLOW, DELETE_FLOW))
+    return flow_mods, len(ops) - flow_mods
 
 
-def switch_state(topo, name, table):
+def switch_state(table, arp):
     """A switch's routing and ARP rules and groups, as the app's rules_for and groups_for give them."""
     rules, groups = compile_table(table)
-    return rules + arp_responder_rules(topo, name), groups
+    return rules + arp, groups
 
 
 def react(topo, routing, installed, arp, failed):
@@ -169,12 +169,13 @@ def react(topo, routing, installed, arp, failed):
     ops = {name: ordered_diff(installed[name][0], state[0], installed[name][1], state[1])
            for name, state in new.items()}
     clock.append(time.perf_counter())
-    flow_mods, group_mods, size = encoded(message for name in ops
-                                          for message, _ in ofp.diff_messages(EncodingDatapath, ops[name]))
+    datapath, confirmations = ofp.Unconnected(), Confirmations(time.time)
+    size = sum(send(datapath, confirmations, name, ofp.diff_messages(ops[name])) for name in ops)
     clock.append(time.perf_counter())
     installed.update(new)
+    counts = [mods(o) for o in ops.values()]
+    flow_mods, group_mods = sum(c[0] for c in counts), sum(c[1] for c in counts)
     update_s, compile_s, plan_s, diff_s, encode_s = (b - a for a, b in zip(clock, clock[1:]))
-    assert flow_mods == sum(1 for o in ops.values() for kind, _ in o if kind in (ADD_FLOW, DELETE_FLOW))
     return {'update_s': update_s, 'compile_s': compile_s, 'recompute_s': update_s + compile_s, 'plan_s': plan_s,
             'diff_s': diff_s, 'encode_s': encode_s, 'messages_s': diff_s + encode_s,
             'reaction_s': clock[-1] - clock[0],
@@ -204,13 +205,16 @@ def start_up(topo):
     clock = [time.perf_counter()]
     routing = FailureRouting(topo)
     clock.append(time.perf_counter())
-    states = {name: switch_state(topo, name, table) for name, table in routing.tables.items()}
+    arp = fabric_arp_rules(topo)
+    states = {name: switch_state(table, arp[name]) for name, table in routing.tables.items()}
     clock.append(time.perf_counter())
+    datapath, confirmations = ofp.Unconnected(), Confirmations(time.time)
     flow_mods = group_mods = size = 0
-    for rules, groups in states.values():  # switch by switch: k=48's 300,000 messages at once fill memory
-        counts = encoded([ofp.delete_all_flows(EncodingDatapath), ofp.delete_all_groups(EncodingDatapath)]
-                         + [m for m, _ in ofp.diff_messages(EncodingDatapath, ordered_diff((), rules, (), groups))])
-        flow_mods, group_mods, size = flow_mods + counts[0], group_mods + counts[1], size + counts[2]
+    for name, (rules, groups) in states.items():  # as FabricApp.install_switch sends it
+        ops = ordered_diff((), rules, (), groups)
+        size += send(datapath, confirmations, name, ofp.whole_state_messages(datapath, ops), whole_state=True)
+        counts = mods(ops)
+        flow_mods, group_mods = flow_mods + counts[0] + 1, group_mods + counts[1] + 1  # and the delete-alls
     clock.append(time.perf_counter())
     compute_s, compile_s, messages_s = (b - a for a, b in zip(clock, clock[1:]))
     return {'compute_s': compute_s, 'compile_s': compile_s, 'messages_s': messages_s,
@@ -244,8 +248,8 @@ def benchmark(k, repeats, seed, check):
         k, row['start_up']['total_s'], format(row['start_up']['flow_mods'], ','),
         format(row['start_up']['group_mods'], ','), row['start_up']['bytes'] / 1e6))
 
-    arp = {s.name: arp_responder_rules(topo, s.name) for s in topo.switches}
-    installed = {name: switch_state(topo, name, table) for name, table in routing.tables.items()}
+    arp = fabric_arp_rules(topo)
+    installed = {name: switch_state(table, arp[name]) for name, table in routing.tables.items()}
     row['events'] = []
     for name, failed in events(topo, seed):
         progress('k=%d: %s (%d links), %d runs' % (k, name, len(failed), repeats))

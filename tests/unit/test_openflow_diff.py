@@ -75,3 +75,14 @@ def test_deletes_go_shallowest_table_first_then_lowest_priority_first():
 def test_count():
     ops = ordered_diff([GONE, CHANGED_OLD], [CHANGED_NEW, NEW_T0])
     assert (count(ops, ADD_FLOW), count(ops, DELETE_FLOW), count(ops, ADD_GROUP)) == (2, 1, 0)
+
+
+def test_rules_kept_at_both_ends_are_left_alone_and_a_clash_with_them_is_rejected():
+    old = [KEPT, CHANGED_OLD, GONE, NEW_T0]
+    assert ordered_diff(old, [KEPT, CHANGED_NEW, NEW_T2, NEW_T0]) == ordered_diff(
+        [CHANGED_OLD, GONE], [CHANGED_NEW, NEW_T2])
+    assert ordered_diff(old, list(old)) == []
+    with pytest.raises(ValueError, match='new state has two rules for table 1, priority 1016'):
+        ordered_diff([CHANGED_OLD, NEW_T0], [CHANGED_OLD, NEW_T2, CHANGED_NEW, NEW_T0])
+    # the same rule twice is one entry
+    assert ordered_diff([KEPT, NEW_T0], [KEPT, KEPT, NEW_T0]) == ordered_diff([KEPT, KEPT, NEW_T0], [KEPT, NEW_T0]) == []
