@@ -15,7 +15,7 @@ reported and counted but concerns no table state.
 """
 from collections import deque
 
-from controller.openflow.diff import ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP
+from controller.openflow.diff import ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_FLOWS, DELETE_GROUP, MODIFY_GROUP
 from controller.openflow.rules import group_to_ofctl, to_ofctl
 
 RECENT_ERRORS = 100
@@ -26,7 +26,7 @@ def describe(what):
     in ovs-ofctl syntax, anything else as its text."""
     if isinstance(what, tuple):
         operation, item = what
-        if operation in (ADD_FLOW, DELETE_FLOW):
+        if operation in (ADD_FLOW, DELETE_FLOW, DELETE_FLOWS):
             return '%s %s' % (operation, to_ofctl(item))
         if operation in (ADD_GROUP, MODIFY_GROUP):
             return '%s %s' % (operation, group_to_ofctl(item))

@@ -12,11 +12,17 @@ lets a packet meet a half-changed switch (make before break).
      key is gone, once what replaces them is in place: shallowest table
      first (an entry goes before what it sends packets to) and, within a
      table, lowest priority first (a packet whose old entry goes falls
-     through to its new one, never to another old one);
+     through to its new one, never to another old one). The entries of a
+     table that one metadata value chooses, when they all go and nothing
+     of the new state in that table matches the value, go by one
+     non-strict delete of that metadata (DELETE_FLOWS) where the first of
+     them would: a recovery at k=48 deletes a 24-entry second-level table
+     on 1,104 switches;
   4. deletes (DELETE_GROUP) of groups the new state no longer has, once no
      rule uses them.
 
-Every op changes one entry, so a packet meets, table by table, either the
+Every op changes one entry (DELETE_FLOWS: a table's entries for one
+metadata value at once), so a packet meets, table by table, either the
 entry the old state gives it or the one the new state does (adds: a more
 specific new entry is in before a less specific one; deletes: the reverse).
 Across tables this needs entries that name another table's entries by id
@@ -26,10 +32,15 @@ group_id): a changed target is a new id, added before and deleted after
 what points at it. A changed rule or group is replaced by one ADD_FLOW or
 MODIFY_GROUP, which a switch applies atomically.
 """
+import functools
+
+from controller.openflow.rules import FlowRule
+
 ADD_GROUP = 'add_group'
 MODIFY_GROUP = 'modify_group'
 ADD_FLOW = 'add_flow'
 DELETE_FLOW = 'delete_flow'
+DELETE_FLOWS = 'delete_flows'  # non-strict: every entry of the item's table whose match has its metadata
 DELETE_GROUP = 'delete_group'
 
 
@@ -98,9 +109,42 @@ def ordered_diff(old_rules, new_rules, old_groups=(), new_groups=()):
              if (old := old_by_key.get(key)) is not rule and old != rule]
     ops += [(ADD_FLOW, rule) for rule in sorted(added, key=lambda r: (-r.table, -r.priority))]
     gone = [rule for key, rule in old_by_key.items() if key not in new_by_key]
-    ops += [(DELETE_FLOW, rule) for rule in sorted(gone, key=lambda r: (r.table, r.priority))]
+    ops += [op for _, op in sorted(_deletes(gone, new_rules), key=lambda d: d[0])]
     ops += [(DELETE_GROUP, group) for group_id, group in old_by_id.items() if group_id not in new_by_id]
     return ops
+
+
+_ALL_BITS = 0xffffffffffffffff
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def metadata_term(rule):
+    """(value, mask) of a rule's metadata match, None when it has none."""
+    want = next((want for name, want in rule.match if name == 'metadata'), None)
+    return want if want is None or isinstance(want, tuple) else (want, _ALL_BITS)
+
+
+def _deletes(gone, new_rules):
+    """[((table, priority), op)] deleting the ``gone`` rules: one
+    DELETE_FLOWS per metadata value all of whose entries in a table go,
+    one DELETE_FLOW per other rule."""
+    by_table = {}
+    for rule in gone:
+        metadata = metadata_term(rule)
+        if metadata is not None:
+            by_table.setdefault((rule.table, metadata), []).append(rule)
+    whole = {key for key, rules in by_table.items() if len(rules) > 1}
+    if whole:
+        tables = {table for table, _ in whole}
+        for rule in new_rules:  # a non-strict delete would take what stays there too
+            metadata = metadata_term(rule) if rule.table in tables else None
+            if metadata is not None:
+                whole = {(table, (value, mask)) for table, (value, mask) in whole
+                         if table != rule.table or metadata[0] & mask != value}
+    deletes = [((table, min(r.priority for r in by_table[(table, metadata)])),
+                (DELETE_FLOWS, FlowRule(table, 0, (('metadata', metadata),)))) for table, metadata in whole]
+    deleted = {id(rule) for key in whole for rule in by_table[key]}
+    return deletes + [((rule.table, rule.priority), (DELETE_FLOW, rule)) for rule in gone if id(rule) not in deleted]
 
 
 def count(ops, operation):

@@ -14,7 +14,7 @@ import struct
 from ryu.ofproto import ofproto_v1_3 as ofp
 from ryu.ofproto import ofproto_v1_3_parser as parser
 
-from controller.openflow.diff import ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP
+from controller.openflow.diff import ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_FLOWS, DELETE_GROUP, MODIFY_GROUP
 
 
 # Widths of the fields dcfabric moves whole.
@@ -66,6 +66,14 @@ def flow_delete_strict(datapath, rule):
     return parser.OFPFlowMod(
         datapath, table_id=rule.table, command=ofp.OFPFC_DELETE_STRICT, priority=rule.priority,
         out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY, match=parser.OFPMatch(**rule.match_dict))
+
+
+def flow_delete(datapath, rule):
+    """Every entry of the rule's table whose match has the rule's match
+    fields (non-strict: priority, actions and cookie are not compared)."""
+    return parser.OFPFlowMod(
+        datapath, table_id=rule.table, command=ofp.OFPFC_DELETE, out_port=ofp.OFPP_ANY,
+        out_group=ofp.OFPG_ANY, match=parser.OFPMatch(**rule.match_dict))
 
 
 def delete_all_flows(datapath):
@@ -127,6 +135,7 @@ _DIFF_MESSAGES = {
     MODIFY_GROUP: group_modify,
     ADD_FLOW: flow_add,
     DELETE_FLOW: flow_delete_strict,
+    DELETE_FLOWS: flow_delete,
     DELETE_GROUP: lambda datapath, group: group_delete(datapath, group.group_id),
 }
 

@@ -60,7 +60,7 @@ from controller.fattree import failover, pipeline, twolevel
 from controller.fattree.failover import FailureRouting, expand_failures, tables_with_failures
 from controller.fattree.pipeline import compile_table, fabric_arp_rules
 from controller.openflow.confirmations import Confirmations
-from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, ordered_diff
+from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, DELETE_FLOWS, ordered_diff
 from controller.openflow.staging import dependencies, forwarding_changes, stages
 from controller.ryuapp import ofp
 from scripts.argtypes import fattree_k, positive
@@ -140,7 +140,7 @@ def send(datapath, confirmations, name, items, whole_state=False):
 
 def mods(ops):
     """(flow-mods, group-mods) of an ordered diff."""
-    flow_mods = sum(1 for kind, _ in ops if kind in (ADD_FLOW, DELETE_FLOW))
+    flow_mods = sum(1 for kind, _ in ops if kind in (ADD_FLOW, DELETE_FLOW, DELETE_FLOWS))
     return flow_mods, len(ops) - flow_mods
 
 

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 
 from controller.openflow.diff import (
-    ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP)
+    ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_FLOWS, DELETE_GROUP, MODIFY_GROUP)
 from controller.openflow.rules import group_to_ofctl, to_ofctl
 from scripts.emulator.ovs import ovsdb
 from topologies.model import ofport
@@ -92,10 +92,14 @@ class OvsFabric:
         for operation, item in ops:
             if operation == ADD_FLOW:
                 _run('ovs-ofctl', '-O', 'OpenFlow13', 'add-flow', bridge, to_ofctl(item))
-            elif operation == DELETE_FLOW:
-                match = to_ofctl(item).split(',actions=')[0]
-                _run('ovs-ofctl', '-O', 'OpenFlow13', '--strict', 'del-flows', bridge,
-                     ','.join(part for part in match.split(',') if not part.startswith('cookie=')))
+            elif operation in (DELETE_FLOW, DELETE_FLOWS):
+                match = to_ofctl(item).split(',actions=')[0].split(',')
+                if operation == DELETE_FLOW:
+                    _run('ovs-ofctl', '-O', 'OpenFlow13', '--strict', 'del-flows', bridge,
+                         ','.join(part for part in match if not part.startswith('cookie=')))
+                else:  # non-strict: neither priority nor cookie compared
+                    _run('ovs-ofctl', '-O', 'OpenFlow13', 'del-flows', bridge,
+                         ','.join(part for part in match if not part.startswith(('cookie=', 'priority='))))
             elif operation in (ADD_GROUP, MODIFY_GROUP):
                 command = 'add-group' if operation == ADD_GROUP else 'mod-group'
                 _run('ovs-ofctl', '-O', 'OpenFlow13', command, bridge, group_to_ofctl(item))

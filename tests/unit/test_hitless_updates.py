@@ -17,7 +17,8 @@ from controller.fattree import pipeline as fattree_pipeline
 from controller.fattree.failover import expand_failures, tables_with_failures
 from controller.fattree.pipeline import compile_table, suffix_table_ids
 from controller.openflow.diff import (
-    ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP, ordered_diff, rule_key)
+    ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_FLOWS, DELETE_GROUP, MODIFY_GROUP, metadata_term, ordered_diff,
+    rule_key)
 from controller.openflow.lookup import pipeline, rules_hit
 from controller.openflow.rules import ETH_TYPE_IP, TABLE_SUFFIX
 from scripts.fattree.failure_check import link_sets
@@ -26,6 +27,13 @@ from topologies.fattree import FatTree
 
 TOPO = FatTree(4)
 DESTINATIONS = [ip_to_int(h.ip) for h in TOPO.hosts]
+
+
+def loosely_matched(rule, delete):
+    """Whether a non-strict delete of ``delete``'s table and metadata takes
+    ``rule``: same table, and a metadata match at least as specific."""
+    term, (value, mask) = metadata_term(rule), metadata_term(delete)
+    return rule.table == delete.table and term is not None and term[1] & mask == mask and term[0] & mask == value
 
 
 class ModelSwitch:
@@ -43,6 +51,8 @@ class ModelSwitch:
             self.rules[rule_key(item)] = item
         elif operation == DELETE_FLOW:
             del self.rules[rule_key(item)]
+        elif operation == DELETE_FLOWS:
+            self.rules = {key: r for key, r in self.rules.items() if not loosely_matched(r, item)}
         elif operation in (ADD_GROUP, MODIFY_GROUP):
             assert (item.group_id in self.groups) == (operation == MODIFY_GROUP), item
             self.groups[item.group_id] = item

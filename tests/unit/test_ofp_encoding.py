@@ -6,7 +6,8 @@ from ryu.ofproto import ofproto_v1_3_parser as parser
 
 from controller.fattree.failover import FailureRouting, expand_failures
 from controller.fattree.pipeline import ARP_REPLY_ACTIONS, arp_responder_rules, compile_table, fabric_arp_rules
-from controller.openflow.diff import ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP, ordered_diff
+from controller.openflow.diff import (
+    ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_FLOWS, DELETE_GROUP, MODIFY_GROUP, ordered_diff)
 from controller.openflow.rules import (
     DEC_TTL, ETH_TYPE_ARP, ETH_TYPE_IP, TABLE_PREFIX, TABLE_SUFFIX, TO_CONTROLLER, FlowRule, Group, output)
 from controller.ryuapp import ofp
@@ -23,14 +24,17 @@ PUNT = FlowRule(0, 200, (('eth_type', ETH_TYPE_ARP),), (TO_CONTROLLER,))
 FAILOVER = Group(12, 'fast_failover', ((3, (DEC_TTL, output(3))), (4, (DEC_TTL, output(4)))))
 SELECT = Group(13, 'select', ((None, (output(3),)), (4, (output(4),))))
 
+SUFFIX_TABLE = FlowRule(TABLE_SUFFIX, 0, (('metadata', (7, 0xffffffff)),))
+
 OPS = [(ADD_GROUP, FAILOVER), (MODIFY_GROUP, SELECT), (ADD_FLOW, ROUTE), (ADD_FLOW, SUFFIX), (ADD_FLOW, ARP),
-       (ADD_FLOW, TO_HOST), (ADD_FLOW, PUNT), (DELETE_FLOW, ROUTE), (DELETE_FLOW, ARP), (DELETE_GROUP, SELECT)]
+       (ADD_FLOW, TO_HOST), (ADD_FLOW, PUNT), (DELETE_FLOW, ROUTE), (DELETE_FLOW, ARP), (DELETE_FLOWS, SUFFIX_TABLE),
+       (DELETE_GROUP, SELECT)]
 
 
 def ryu_message(datapath, operation, item):
     """The op as Ryu's own message, built afresh (no encoding shared)."""
     return {ADD_GROUP: ofp.group_add, MODIFY_GROUP: ofp.group_modify, ADD_FLOW: ofp.flow_add,
-            DELETE_FLOW: ofp.flow_delete_strict,
+            DELETE_FLOW: ofp.flow_delete_strict, DELETE_FLOWS: ofp.flow_delete,
             DELETE_GROUP: lambda dp, group: ofp.group_delete(dp, group.group_id)}[operation](datapath, item)
 
 
@@ -77,23 +81,25 @@ def test_ryu_messages_and_encoded_ones_mix_in_one_batch_and_xids_wrap():
 
 def test_flow_mod_flags_reads_each_message_of_a_buffer():
     buffer, _, _ = ofp.encode_batch(ofp.Unconnected(), ofp.diff_messages(OPS))
-    assert ofp.flow_mod_flags(buffer) == [kind in (ADD_FLOW, DELETE_FLOW) for kind, _ in OPS] + [False]
+    assert ofp.flow_mod_flags(buffer) == [kind in (ADD_FLOW, DELETE_FLOW, DELETE_FLOWS) for kind, _ in OPS] + [False]
 
 
-def test_a_failure_s_update_encodes_as_ryu_does_on_every_switch():
+def test_a_failure_s_and_its_recovery_s_updates_encode_as_ryu_does_on_every_switch():
     topo = FatTree(4)
     routing = FailureRouting(topo)
     arp = fabric_arp_rules(topo)
-    before = {name: compile_table(table) for name, table in routing.tables.items()}
-    changed = routing.update(expand_failures(topo, [(edge_name(0, 0), aggregation_name(0, 2))]))
-    assert changed
+    states = {name: compile_table(table) for name, table in routing.tables.items()}
     datapath = ofp.Unconnected()
-    for name, table in changed.items():
-        rules, groups = compile_table(table)
-        ops = ordered_diff(before[name][0] + arp[name], rules + arp[name], before[name][1], groups)
-        first = datapath.xid + 1
-        buffer, _, _ = ofp.encode_batch(datapath, ofp.diff_messages(ops))
-        assert bytes(buffer) == ryu_bytes(datapath, [ryu_message(datapath, *op) for op in ops], first), name
+    for failed in (expand_failures(topo, [(edge_name(0, 0), aggregation_name(0, 2))]), frozenset()):
+        changed = routing.update(failed)
+        assert changed
+        for name, table in changed.items():
+            (old_rules, old_groups), (rules, groups) = states[name], compile_table(table)
+            ops = ordered_diff(old_rules + arp[name], rules + arp[name], old_groups, groups)
+            first = datapath.xid + 1
+            buffer, _, _ = ofp.encode_batch(datapath, ofp.diff_messages(ops))
+            assert bytes(buffer) == ryu_bytes(datapath, [ryu_message(datapath, *op) for op in ops], first), name
+            states[name] = (rules, groups)
 
 
 def test_fabric_arp_rules_are_each_switch_s_arp_responder_rules():

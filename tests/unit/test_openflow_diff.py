@@ -2,7 +2,7 @@
 import pytest
 
 from controller.openflow.diff import (
-    ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_GROUP, MODIFY_GROUP, count, ordered_diff, rule_key)
+    ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_FLOWS, DELETE_GROUP, MODIFY_GROUP, count, ordered_diff, rule_key)
 from controller.openflow.rules import FlowRule, Group, output
 
 IP = (('eth_type', 0x0800),)
@@ -86,3 +86,22 @@ def test_rules_kept_at_both_ends_are_left_alone_and_a_clash_with_them_is_rejecte
         ordered_diff([CHANGED_OLD, NEW_T0], [CHANGED_OLD, NEW_T2, CHANGED_NEW, NEW_T0])
     # the same rule twice is one entry
     assert ordered_diff([KEPT, NEW_T0], [KEPT, KEPT, NEW_T0]) == ordered_diff([KEPT, KEPT, NEW_T0], [KEPT, NEW_T0]) == []
+
+
+def suffix(table_id, host, port):
+    return FlowRule(2, 1008, IP + (('metadata', (table_id, 0xffffffff)), ('ipv4_dst', ('0.0.0.%d' % host, '0.0.0.255'))),
+                    (output(port),))
+
+
+def test_a_table_chosen_by_metadata_that_goes_whole_goes_by_one_non_strict_delete():
+    writer = FlowRule(1, 1024, IP + (('ipv4_dst', ('10.0.0.0', '255.255.255.0')),),
+                      write_metadata=(7, 0xffffffff), goto_table=2)
+    avoid = [suffix(7, host, 5) for host in (2, 3, 4)]
+    hostid = [suffix(9, host, host) for host in (2, 3, 4)]
+    assert ordered_diff([writer, KEPT] + hostid + avoid, [KEPT] + hostid) == [
+        (DELETE_FLOW, writer), (DELETE_FLOWS, FlowRule(2, 0, (('metadata', (7, 0xffffffff)),)))]
+    # some of its entries stay, or the new state has another entry there with that metadata: one by one
+    assert ordered_diff(avoid, avoid[:1]) == [(DELETE_FLOW, avoid[1]), (DELETE_FLOW, avoid[2])]
+    assert ordered_diff(avoid, [suffix(7, 9, 5)]) == [(ADD_FLOW, suffix(7, 9, 5))] + [
+        (DELETE_FLOW, r) for r in avoid]
+    assert count(ordered_diff(avoid[:1], []), DELETE_FLOWS) == 0  # one entry: its own strict delete
