@@ -18,3 +18,17 @@ def test_alone_at_line_rate_and_sharing_an_uplink_halved():
     assert alone > 900
     assert 850 < shared_a + shared_b < 1000
     assert 300 < shared_a < 700 and 300 < shared_b < 700
+
+
+def test_a_dynamic_scheme_runs_with_its_controller_and_delay():
+    # 100 Mbit/s: a second of simulated time costs about a second. The scheduler's
+    # first poll at 1 s; the run stops at 2 s, before its second.
+    config = {'k': 4, 'bw': 100, 'omit': 1, 'duration': 1, 'queue': 50, 'seeds': [7],
+              'patterns': ['pair'], 'schemes': ['scheduler'], 'control_delay_ms': 2.0}
+    runs = []
+    bisection_backend.run_experiment(config, {('pair', 0): [('h0_0_2', 'h1_0_2')]}, runs.append,
+                                     progress=lambda line: None)
+    (run,) = runs
+    assert run['simulation']['controller']['polls'] == 1
+    assert run['simulation']['controller']['packet_ins'] == 2  # the connection's two directions at their edges
+    assert 90 < run['aggregate_mbps'] <= 100
