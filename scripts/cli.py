@@ -279,8 +279,9 @@ EXPERIMENTS = {
         'shaped-profile': ('scripts.emulator.benchmarks.shaped_profile', "where ovs-vswitchd's time goes on shaped links (perf)"),
         'shaped-link': ('scripts.emulator.benchmarks.shaped_link', "what the shaped links' buckets and the hosts' TCP do "
                                                        'to the rate carried'),
-        'recompute': ('scripts.fattree.recompute_benchmark', "the controller's table computation after failures, "
-                                                             'k=4 to 48'),
+        'recompute': ('scripts.fattree.recompute_benchmark', "the controller's whole reaction to failures "
+                                                             '(recompute, staged plan, messages) and its start-up '
+                                                             'program, k=4 to 48'),
         'bfd-defaults': ('scripts.fattree.bfd_defaults', 'the BFD interval each k gets (pure)'),
         'bfd-floor': ('scripts.fattree.bfd_floor', 'the lowest BFD interval without false detection'),
         'outages': ('scripts.fattree.outages', 'outages per failure class, probe streams'),

@@ -66,7 +66,9 @@ def reaction_markdown(result):
     return '\n'.join(lines) + (
         '\n\nRecompute: `FailureRouting.update` and the changed tables compiled; plan: the staged update '
         '(`controller/openflow/staging.py`); messages: the ordered diffs and their flow- and group-mods '
-        'encoded by Ryu (at k=%d encoding is up to %.0f%% of it). ' % (largest['k'], 100 * encode) + _footer(result))
+        'encoded as the app sends them (each distinct message encoded by Ryu once, each switch\'s batch one '
+        'buffer with its xids written in; at k=%d encoding is up to %.0f%% of it). ' % (largest['k'], 100 * encode)
+        + _footer(result))
 
 
 def start_up_markdown(result):
@@ -82,4 +84,5 @@ def start_up_markdown(result):
     return '\n'.join(lines) + (
         '\n\nFrom cold caches: every switch\'s tables (`FailureRouting`), compiled with its ARP rules, and '
         'its whole state as `FabricApp.install_switch` sends it (delete every flow and group, then every '
-        'group-mod and flow-mod) encoded by Ryu; barriers and port requests not counted. ' + _footer(result))
+        'group-mod and flow-mod, and a barrier: one buffer per switch, each distinct message encoded by Ryu '
+        'once); port requests not counted. ' + _footer(result))
