@@ -296,6 +296,8 @@ EXPERIMENTS = {
                                  'the classifier against two-level routing in the fair-share model'),
         'rearrangement': ('scripts.fattree.rearrangement', "what rearrangement adds to the scheduler's search"),
         'ovs-port-cost': ('scripts.emulator.benchmarks.ovs_port_cost', 'what one ovs-vswitchd takes to add and remove ports'),
+        'sim-speed': ('scripts.sim.speed_benchmark', "the packet-level simulator's events per CPU second and CPU time "
+                                                     'per simulated second, k=4-16 at 1 and 10 Gbit/s'),
         'view-cost': ('scripts.fattree.view_cost', 'what the live view and the metrics cost the controller'),
     },
 }
