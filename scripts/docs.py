@@ -246,6 +246,9 @@ TABLES['bisection'] = functools.partial(_bisection_table, BISECTION_RUN)
 TABLES['bisection-faithful'] = functools.partial(_bisection_table, BISECTION_FAITHFUL_RUN)
 for _name, _run in BISECTION_20_RUNS.items():
     TABLES[_name] = functools.partial(_bisection_table, _run)
+# The simulator's run of every scheme, the dynamic ones with their controller
+# in simulated time (docs/simulator.md).
+TABLES['bisection-sim-controller'] = functools.partial(_bisection_table, 'results/bisection/20261206-024251')
 
 
 # The workload runs the docs show (docs/workload.md), named as the bisection's.
