@@ -78,6 +78,7 @@ EXPERIMENT_TABLES = {
                            'reaction_markdown'),
     'start-up-program': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',
                          'start_up_markdown'),
+    'sim-speed': ('results/sim/speed_benchmark.json', 'scripts.sim.speed_benchmark', 'markdown'),
 }
 
 
