@@ -27,7 +27,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <set>
 #include <tuple>
 #include <sstream>
 #include <string>
