@@ -53,6 +53,7 @@ from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, d
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from scripts.fattree.recompute_benchmark import machine
 from scripts.sim.controller_loop import CONTROL_DELAY_S
+from scripts.sim.network import LINUX_MIN_RTO_MS
 from topologies.fattree import FatTree
 
 BACKENDS = ('emulator', 'sim')
@@ -85,6 +86,9 @@ def add_arguments(p):
     p.add_argument('--control-delay', type=float, default=CONTROL_DELAY_S * 1e3, metavar='MS',
                    help='sim: ms from a poll or packet-in to its flow-mods taking effect (stats reply or '
                         'packet-in, flow-mods, packet-out on a control channel; default %(default)g)')
+    p.add_argument('--min-rto', type=float, default=None, metavar='MS',
+                   help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
+                        'emulator\'s hosts; datacenter hosts tuned for microsecond RTTs use 1-10)' % LINUX_MIN_RTO_MS)
     p.add_argument('--out', default='results/bisection', help='results directory')
     p.add_argument('--summarize', metavar='RUN_DIR', nargs='+',
                    help='no experiment: redo the table, CSV, Markdown and plot of a finished run in place; '
@@ -123,6 +127,9 @@ def run_from_args(args, progress=None):
         raise ValueError('--omit must not be negative, got %d' % args.omit)
     if args.control_delay < 0:
         raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
+    if args.min_rto is not None and (args.backend != 'sim' or args.min_rto <= 0):
+        raise ValueError('--min-rto is the simulated hosts\' (--backend sim) and must be positive, got %g'
+                         % args.min_rto)
     seeds = seeds_of(args)
     topo = FatTree(args.k)
     for pattern in args.patterns:
@@ -133,12 +140,15 @@ def run_from_args(args, progress=None):
     else:
         run_backend = run_experiment
     config = {'backend': args.backend, 'machine': machine(),
-              'k': args.k, 'bw': args.bw, 'queue': args.queue, **daemons_config(args.k, args.bw, args.ovs_instances),
+              'k': args.k, 'bw': args.bw, 'queue': args.queue,
               'duration': args.duration, 'omit': args.omit,
               'seeds': seeds, 'patterns': args.patterns, 'schemes': schemes,
               'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
     if args.backend == 'sim':
         config['control_delay_ms'] = args.control_delay
+        config['min_rto_ms'] = LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto
+    else:
+        config.update(daemons_config(args.k, args.bw, args.ovs_instances))
     flows_of = {(p, rep): seeded(p, topo, seed) for p in args.patterns for rep, seed in enumerate(seeds)}
     out_dir = os.path.join(args.out, datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
     runs = []

@@ -22,7 +22,7 @@ from scripts.sim import rules_export
 from scripts.sim.controller_loop import (
     CONTROL_DELAY_S, DYNAMIC_SCHEMES, ControllerLoop, SimulatorEnded)
 from scripts.sim.ns3 import build
-from scripts.sim.network import SimFlow, SimSettings, scenario_lines
+from scripts.sim.network import LINUX_MIN_RTO_MS, SimFlow, SimSettings, scenario_lines
 from topologies.fattree import FatTree
 from topologies.nonblocking import NonBlocking, host_name
 
@@ -105,7 +105,8 @@ def simulate(topo, scheme, flows, settings, progress=None, failures=(), control_
 
 def run_settings(config, seed):
     return SimSettings(link_mbps=config['bw'], stop_s=config['omit'] + config['duration'],
-                       measure_from_s=config['omit'], queue_packets=config['queue'], seed=seed)
+                       measure_from_s=config['omit'], queue_packets=config['queue'], seed=seed,
+                       min_rto_ms=config.get('min_rto_ms', LINUX_MIN_RTO_MS))
 
 
 def measure(scheme, pairs, config, seed, progress):
