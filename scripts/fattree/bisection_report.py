@@ -168,8 +168,11 @@ def format_table(summary, config):
                      + ('%9.1f' % model if model is not None else '%9s' % '-') + '   '
                      + '%-24s' % ('[%s]' % ' / '.join('%.1f' % v for v in paper) if paper else '[-]')
                      + backend_cell(summary, pattern, config))
-    lines.append('emulator: "faithful" when every run kept the fidelity verdict (scripts/emulator/fidelity.py); '
-                 'limited runs are left out of the means, and a cell of only limited runs is marked !')
+    if backend(config) == 'sim':
+        lines.append(sim_line(config))
+    else:
+        lines.append('emulator: "faithful" when every run kept the fidelity verdict (scripts/emulator/fidelity.py); '
+                     'limited runs are left out of the means, and a cell of only limited runs is marked !')
     return '\n'.join(lines)
 
 
@@ -182,6 +185,27 @@ def machine_line(runs):
     return ('The machine during the %d runs (each run\'s sample, `results.json`): load average (1 min) %s, '
             'CPU busy %s, ovs-vswitchd %s of a core.' % (len(runs), span('loadavg_1m'), span('cpu_busy_pct', '%'),
                                                          span('ovs_vswitchd_cpu_pct', '%')))
+
+
+def sim_line(config):
+    """What a simulated run's hosts and controller were given."""
+    settings = ['hosts\' minimum RTO %g ms' % config['min_rto_ms'] if 'min_rto_ms' in config
+                else 'hosts\' minimum RTO 5 ms (runs before it was recorded)']
+    if 'control_delay_ms' in config:
+        settings.append('control delay %g ms' % config['control_delay_ms'])
+    return 'Simulated on ns-3 (docs/simulator.md): %s.' % ', '.join(settings)
+
+
+def backend_lines(config, runs):
+    """The lines under a table's caption that say how far its backend's
+    figures hold: the emulator's machine load and fidelity verdict, or the
+    simulator's settings."""
+    if backend(config) == 'sim':
+        return [sim_line(config)]
+    return [machine_line(runs),
+            'Emulator: "faithful" when every run of the pattern kept the fidelity verdict '
+            '(scripts/emulator/fidelity.py); runs it limited are left out of the means, and a cell of only '
+            'limited runs is marked !.']
 
 
 def format_markdown(summary, config, runs):
@@ -199,10 +223,7 @@ def format_markdown(summary, config, runs):
              % (backend(config), config['k'], config['bw'], config['queue'], config['duration'], config['omit'], len(seeds),
                 ' '.join(map(str, seeds)), 'the non-blocking switch\'s aggregate rate for the same flows'
                 if metric == 'pct_of_nonblocking' else 'hosts x link rate'),
-             machine_line(runs),
-             'Emulator: "faithful" when every run of the pattern kept the fidelity verdict '
-             '(scripts/emulator/fidelity.py); runs it limited are left out of the means, and a cell of only '
-             'limited runs is marked !.',
+             *backend_lines(config, runs),
              '',
              '| pattern | ' + ' | '.join(schemes) + ' | 2L fair | paper | non-blocking, %% of line rate | %s |'
              % backend(config),
