@@ -152,7 +152,9 @@ def test_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
 
 @pytest.mark.parametrize('argv, message', [
     (['--seeds', '1', '--reps', '2'], 'either --seeds or --reps/--seed-base'),
-    (['--seeds', '3', '3'], 'repeats a seed: 3 3')])
+    (['--seeds', '3', '3'], 'repeats a seed: 3 3'),
+    (['--min-rto', '5'], r"--min-rto is the simulated hosts' \(--backend sim\)"),
+    (['--backend', 'sim', '--min-rto', '0'], 'must be positive, got 0')])
 def test_ambiguous_seeds_are_refused_before_any_emulation(argv, message):
     with pytest.raises(SystemExit, match=message):
         bisection.main(argv + ['--out', '/nonexistent'])
