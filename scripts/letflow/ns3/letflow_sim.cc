@@ -69,14 +69,8 @@ Scheme ParseScheme(const std::string& name) {
 }
 
 Scenario ReadScenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open scenario file " + path);
   Scenario s;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string key;
-    if (!(f >> key) || key[0] == '#') continue;
+  dcfabric::ForEachScenarioLine(path, [&](const std::string& key, std::istringstream& f) {
     bool ok = true;
     if (key == "seed") ok = bool(f >> s.seed);
     else if (key == "scheme") { std::string n; ok = bool(f >> n); s.scheme = ParseScheme(n); }
@@ -108,8 +102,8 @@ Scenario ReadScenario(const std::string& path) {
     } else {
       throw std::invalid_argument("unknown scenario key '" + key + "'");
     }
-    if (!ok) throw std::invalid_argument("bad value in scenario line: " + line);
-  }
+    return ok;
+  });
   if (s.flowlet_timeout_us <= 0) throw std::invalid_argument("flowlet_timeout_us must be > 0");
   if ((int)s.spine_weights.size() != s.spines)
     throw std::invalid_argument("need one weight per spine");

@@ -92,14 +92,8 @@ struct Scenario {
 };
 
 Scenario ReadScenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open scenario file " + path);
   Scenario s;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string key;
-    if (!(f >> key) || key[0] == '#') continue;
+  dcfabric::ForEachScenarioLine(path, [&](const std::string& key, std::istringstream& f) {
     bool ok = true;
     if (key == "seed") ok = bool(f >> s.seed);
     else if (key == "link_mbps") ok = bool(f >> s.link_mbps);
@@ -148,8 +142,8 @@ Scenario ReadScenario(const std::string& path) {
     } else {
       throw std::invalid_argument("unknown scenario key '" + key + "' in " + path);
     }
-    if (!ok) throw std::invalid_argument("bad value in scenario line: " + line);
-  }
+    return ok;
+  });
   if (s.tcp != "cubic" && s.tcp != "dctcp")
     throw std::invalid_argument("tcp must be cubic or dctcp, got '" + s.tcp + "'");
   if (s.tcp == "dctcp" && s.ecn_threshold_packets == 0)

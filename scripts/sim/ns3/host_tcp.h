@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <exception>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "ns3/core-module.h"
@@ -30,6 +33,23 @@ inline void ConfigureHostTcp(double min_rto_us, uint32_t buffer_bytes) {
   Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(min_rto_us)));
   Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(buffer_bytes));
   Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(buffer_bytes));
+}
+
+// Each line of a scenario file but blanks and # comments, as its key and a
+// stream of the values after it: ``read(key, values)`` stores them and says
+// whether they parsed (false: the line is named in the error); it throws for
+// a key it does not know.
+template <class Read>
+void ForEachScenarioLine(const std::string& path, Read read) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open scenario file " + path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream values(line);
+    std::string key;
+    if (!(values >> key) || key[0] == '#') continue;
+    if (!read(key, values)) throw std::invalid_argument("bad value in scenario line: " + line);
+  }
 }
 
 // ``program SCENARIO_FILE``: run(read(path), std::cout); a bad scenario or
