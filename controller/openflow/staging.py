@@ -51,7 +51,7 @@ class ModelIndex:
         self.position = {address: index for index, address in enumerate(self.addresses)}
         self.every = (1 << len(self.addresses)) - 1
         self._written = {}  # an ipv4_dst as a rule writes it -> its bits
-        self._of_rule = {}  # a rule -> the bits of its ipv4_dst
+        self._of_rule = {}  # id(rule) -> (the rule, the bits of its ipv4_dst)
         self._by_suffix = {}  # mask -> {low bits: bits}
         self._hops = {}  # (switch, tuple of ports) -> the nodes on them
 
@@ -64,11 +64,11 @@ class ModelIndex:
 
     def of_rule(self, rule):
         """The addresses a rule can match: those of its ipv4_dst, or all."""
-        bits = self._of_rule.get(rule)
-        if bits is None:
-            bits = self._of_rule[rule] = next(
-                (self.of_match(want) for name, want in rule.match if name == 'ipv4_dst'), self.every)
-        return bits
+        kept = self._of_rule.get(id(rule))  # by identity: hashing a rule costs a Python call
+        if kept is None or kept[0] is not rule:
+            kept = self._of_rule[id(rule)] = (rule, next(
+                (self.of_match(want) for name, want in rule.match if name == 'ipv4_dst'), self.every))
+        return kept[1]
 
     def matching(self, value, mask):
         """The addresses whose bits under ``mask`` are ``value``'s."""
@@ -127,17 +127,21 @@ def forwarding_classes(rules, groups, candidates, index, ids=None):
     equal numbers: hashing rules again for every class took seconds when
     24 prefixes shared one second-level table at k=48)."""
     ids = {} if ids is None else ids
-    tables = _tables(rules)
-    eligible, ends, found = {}, {}, {}
+    by_table = {}
+    for rule in rules:
+        by_table.setdefault(rule.table, []).append(rule)
+    tables, eligible, ends, found = {}, {}, {}, {}
     work = [(0, 0, candidates, ())]
     while work:
         table, metadata, undecided, met = work.pop()
         entries = eligible.get((table, metadata))
         if entries is None:  # the table's entries a packet with this metadata can match
+            if table not in tables:  # only the tables a candidate reaches are read
+                tables[table] = _table(by_table.get(table, ()), index, candidates)
             packet = {'eth_type': ETH_TYPE_IP, 'metadata': metadata}
             entries = eligible[(table, metadata)] = [
                 (index.of_rule(rule), ids.setdefault(rule, len(ids)), rule)
-                for rule in _reachable(tables.get(table), metadata) if matches(_terms_but_ipv4_dst(rule), packet)]
+                for rule in _reachable(tables[table], metadata) if matches(_terms_but_ipv4_dst(rule), packet)]
         for bits, number, rule in entries:
             taken = undecided & bits
             if not taken:
@@ -164,28 +168,28 @@ def forwarding_classes(rules, groups, candidates, index, ids=None):
     return found
 
 
-def _tables(rules):
-    """{table: (its rules without a metadata match, {metadata mask: {value:
-    its rules matching metadata value under that mask}})}, each list
-    [(rank, rule)] highest priority first (lookup.pipeline's order).
-    A table chosen by metadata is then found without reading the others:
-    a burst of failures at k=48 leaves dozens of them on one switch."""
-    tables = {}
-    for rank, rule in enumerate(sorted(rules, key=_priority, reverse=True)):
-        anything, by_mask = tables.setdefault(rule.table, ([], {}))
+def _table(rules, index, candidates):
+    """(``rules`` without a metadata match, {metadata mask: {value: those
+    matching metadata value under that mask}}), each list [(rank, rule)]
+    highest priority first (lookup.pipeline's order), for the rules of one
+    table that match some of ``candidates`` (one that matches none never
+    takes one). A table chosen by metadata is then found without reading
+    the others: a burst of failures at k=48 leaves dozens of them on one
+    switch."""
+    anything, by_mask = [], {}
+    relevant = [rule for rule in rules if index.of_rule(rule) & candidates]
+    for rank, rule in enumerate(sorted(relevant, key=_priority, reverse=True)):
         metadata = metadata_term(rule)
         if metadata is None:
             anything.append((rank, rule))
         else:
             by_mask.setdefault(metadata[1], {}).setdefault(metadata[0], []).append((rank, rule))
-    return tables
+    return anything, by_mask
 
 
 def _reachable(table, metadata):
-    """The rules of ``table`` (from _tables) a packet carrying ``metadata``
+    """The rules of ``table`` (from _table) a packet carrying ``metadata``
     can match, highest priority first."""
-    if table is None:
-        return ()
     anything, by_mask = table
     found = [anything] + [by_value[metadata & mask] for mask, by_value in by_mask.items()
                           if metadata & mask in by_value]
@@ -212,29 +216,56 @@ def _ports(rule, used):
         if a[0] == 'output'])
 
 
-def forwarding_changes(topo, switch, old, new):
+def forwarding_changes(topo, switch, old, new, alike=None):
     """{the switches ``switch``'s new forwarding sends them to (frozenset):
     the destinations (ModelIndex bits) whose forwarding differs between
     the states ``old`` and ``new`` (each (rules, groups)) of the switch}.
+    ``alike``: a dict the switches of one update share (see below).
 
     Only destinations some added or removed rule can match are walked
     (``candidates``): at k=48 a lower switch told to avoid one subnet walks
-    that subnet's 24 addresses, not 27,648."""
+    that subnet's 24 addresses, not 27,648. And only the rules that match
+    one of them: those are alike on most switches a failure changes (the
+    1,151 lower switches of k=48 told to avoid one subnet hold the same
+    ones), so their classes are worked out once per update (kept in
+    ``alike``) and only the ports' peers are the switch's own."""
     index = ModelIndex.of(topo)
     groups_before = {g.group_id: g for g in old[1]}
     groups_after = {g.group_id: g for g in new[1]}
     candidates = _candidates(index, old[0], new[0], groups_before, groups_after)
     if not candidates:
         return {}
-    ids = {}
-    before = forwarding_classes(old[0], groups_before, candidates, index, ids)
+    key = (candidates, _matching(index, old, candidates), _matching(index, new, candidates))
+    by_ports = None if alike is None else alike.get(key)
+    if by_ports is None:
+        by_ports = _ports_changed(*key, index)
+        if alike is not None:
+            alike[key] = by_ports
     changes = {}
-    for forwarding, (bits, ports) in forwarding_classes(new[0], groups_after, candidates, index, ids).items():
+    for ports, bits in by_ports.items():
+        hops = index.hops(switch, ports)
+        changes[hops] = changes.get(hops, 0) | bits
+    return changes
+
+
+def _matching(index, state, candidates):
+    """A state (rules, groups) with only the rules matching some of
+    ``candidates`` (one that matches none never takes one), as a tuple."""
+    return tuple(rule for rule in state[0] if index.of_rule(rule) & candidates), tuple(state[1])
+
+
+def _ports_changed(candidates, old, new, index):
+    """{output ports: the destinations of ``candidates`` whose forwarding
+    differs between states ``old`` and ``new`` and that leave by them}."""
+    ids = {}
+    before = forwarding_classes(old[0], {g.group_id: g for g in old[1]}, candidates, index, ids)
+    changed = {}
+    for forwarding, (bits, ports) in forwarding_classes(
+            new[0], {g.group_id: g for g in new[1]}, candidates, index, ids).items():
         bits ^= bits & before.get(forwarding, (0,))[0]
         if bits:
-            hops = index.hops(switch, ports)
-            changes[hops] = changes.get(hops, 0) | bits
-    return changes
+            changed[ports] = changed.get(ports, 0) | bits
+    return changed
 
 
 def _candidates(index, old_rules, new_rules, groups_before, groups_after):

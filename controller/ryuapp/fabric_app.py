@@ -127,10 +127,10 @@ class FabricApp(app_manager.RyuApp):
                 self._update_due = False
                 new = {name: (self.rules_for(name), self.groups_for(name)) for name in self.datapaths}
                 new = {name: state for name, state in new.items() if state != self.installed[name]}
-                changes = {}
+                changes, alike = {}, {}
                 for name, state in new.items():
-                    changes[name] = forwarding_changes(self.topo, name, self.installed[name], state)
-                    hub.sleep(0)  # at k=16 a plan takes seconds: events go on between switches
+                    changes[name] = forwarding_changes(self.topo, name, self.installed[name], state, alike)
+                    hub.sleep(0)  # events go on between switches while the plan is made
                 plan = stages(dependencies(changes))
                 self.logger.info('updating in %d stages: %s', len(plan), ' | '.join(' '.join(s) for s in plan))
                 for stage in plan:

@@ -167,7 +167,8 @@ def react(topo, routing, installed, arp, failed):
            for name, (rules, groups) in ((name, compile_table(table)) for name, table in changed.items())}
     new = {name: state for name, state in new.items() if state != installed[name]}
     clock.append(time.perf_counter())
-    plan = stages(dependencies({name: forwarding_changes(topo, name, installed[name], state)
+    alike = {}
+    plan = stages(dependencies({name: forwarding_changes(topo, name, installed[name], state, alike)
                                 for name, state in new.items()}))
     clock.append(time.perf_counter())
     ops = {name: ordered_diff(installed[name][0], state[0], installed[name][1], state[1])

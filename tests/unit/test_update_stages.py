@@ -247,6 +247,27 @@ def test_changes_by_class_equal_looking_every_address_up(name, old, new, down):
             assert by_address == _every_destination_changes(4, switch, before[switch], after[switch])
 
 
+@pytest.mark.parametrize('k, seed, per_kind, looked_up', [(8, 8, 3, 12), (16, 16, 2, 3)])
+def test_changes_shared_by_alike_switches_equal_each_switch_s_own(k, seed, per_kind, looked_up):
+    """The switches of one update share the classes of the rules they hold
+    alike (``alike``): each one's changes equal those it gets alone, and
+    those found by looking every address up (a seeded sample of switches)."""
+    topo, draw, shared_somewhere = fat_tree(k), random.Random(seed), False
+    index = ModelIndex.of(topo)
+    for name, old, new, down in sampled_transitions(k, seed, per_kind):
+        before, after = compiled(k, old), compiled(k, new)
+        changed = sorted(switch for switch in before if before[switch] != after[switch])
+        alike = {}
+        shared = {switch: forwarding_changes(topo, switch, before[switch], after[switch], alike) for switch in changed}
+        assert shared == {switch: forwarding_changes(topo, switch, before[switch], after[switch])
+                          for switch in changed}, name
+        shared_somewhere |= len(alike) < len(changed)
+        for switch in draw.sample(changed, min(looked_up, len(changed))):
+            by_address = {address: set(hops) for hops, bits in shared[switch].items() for address in index.listed(bits)}
+            assert by_address == _every_destination_changes(k, switch, before[switch], after[switch]), (name, switch)
+    assert shared_somewhere
+
+
 def test_a_group_changed_in_place_makes_every_destination_a_candidate():
     """Same group id, other buckets: every destination that outputs through
     it changes, although no rule did."""
