@@ -95,6 +95,16 @@ class ModelIndex:
             digits.setdefault(key(address), bytearray(b'0' * len(self.addresses)))[last - index] = ord('1')
         return {k: int(d, 2) for k, d in digits.items()}
 
+    def matching_rules(self, rules, candidates):
+        """The rules of ``rules`` matching some of ``candidates`` (of_rule,
+        inlined: a k=48 update asks it of hundreds of thousands of rules)."""
+        kept, found = self._of_rule, []
+        for rule in rules:
+            entry = kept.get(id(rule))
+            if (entry[1] if entry is not None and entry[0] is rule else self.of_rule(rule)) & candidates:
+                found.append(rule)
+        return found
+
     def hops(self, switch, ports):
         """The nodes on the other end of ``switch``'s OpenFlow ports ``ports``."""
         key = (switch, ports)
@@ -230,28 +240,28 @@ def forwarding_changes(topo, switch, old, new, alike=None):
     ones), so their classes are worked out once per update (kept in
     ``alike``) and only the ports' peers are the switch's own."""
     index = ModelIndex.of(topo)
-    groups_before = {g.group_id: g for g in old[1]}
-    groups_after = {g.group_id: g for g in new[1]}
-    candidates = _candidates(index, old[0], new[0], groups_before, groups_after)
+    alike = {} if alike is None else alike
+    # Rules and groups are known by identity (compiled ones are shared
+    # objects; a tuple of them hashed each rule again), each answer kept
+    # beside what it was worked out from, so that no id is reused meanwhile.
+    head, tail = shared_ends(old[0], new[0])
+    middles = (old[0][head:len(old[0]) - tail], new[0][head:len(new[0]) - tail])
+    candidates = _candidates(index, middles, old, new, alike)
     if not candidates:
         return {}
-    key = (candidates, _matching(index, old, candidates), _matching(index, new, candidates))
-    by_ports = None if alike is None else alike.get(key)
-    if by_ports is None:
-        by_ports = _ports_changed(*key, index)
-        if alike is not None:
-            alike[key] = by_ports
+    first, last = (index.matching_rules(part, candidates) for part in (old[0][:head], old[0][len(old[0]) - tail:]))
+    states = [(first + index.matching_rules(middle, candidates) + last, groups)
+              for middle, (_, groups) in zip(middles, (old, new))]
+    key = ('classes', candidates) + tuple(tuple(map(id, part)) for state in states for part in state)
+    kept = alike.get(key)
+    if kept is None:
+        kept = alike[key] = (_ports_changed(candidates, *states, index), states)
+    by_ports = kept[0]
     changes = {}
     for ports, bits in by_ports.items():
         hops = index.hops(switch, ports)
         changes[hops] = changes.get(hops, 0) | bits
     return changes
-
-
-def _matching(index, state, candidates):
-    """A state (rules, groups) with only the rules matching some of
-    ``candidates`` (one that matches none never takes one), as a tuple."""
-    return tuple(rule for rule in state[0] if index.of_rule(rule) & candidates), tuple(state[1])
 
 
 def _ports_changed(candidates, old, new, index):
@@ -268,30 +278,38 @@ def _ports_changed(candidates, old, new, index):
     return changed
 
 
-def _candidates(index, old_rules, new_rules, groups_before, groups_after):
-    """The destinations whose forwarding may differ between two states: those
-    an added or removed rule matches. Group and second-level table ids
-    derive from content, so a changed group or table is a changed rule too;
-    a group changed in place (same id, other buckets) can change any
-    destination. A second-level entry is met only by the destinations of
-    the entries that write its metadata: where every writer of either
-    state writes the bits it matches, it adds only those (a new /24's
-    table: 24 addresses, not its suffixes' 1,152 each at k=48)."""
-    if any((after := groups_after.get(gid, group)) is not group and after != group
-           for gid, group in groups_before.items()):
+def _candidates(index, middles, old, new, alike):
+    """The destinations whose forwarding may differ between states ``old``
+    and ``new`` (rules, groups), whose rules differ only in ``middles``
+    (the old rules and the new between their shared ends): those an added
+    or removed rule matches. Group and second-level table ids derive from
+    content, so a changed group or table is a changed rule too; a group
+    changed in place (same id, other buckets) can change any destination.
+    A second-level entry is met only by the destinations of the entries
+    that write its metadata: where every writer of either state writes the
+    bits it matches, it adds only those (a new /24's table: 24 addresses,
+    not its suffixes' 1,152 each at k=48). Kept in ``alike`` by the
+    middles and the writers: switches told the same share them."""
+    groups_after = {g.group_id: g for g in new[1]}
+    if any((after := groups_after.get(group.group_id, group)) is not group and after != group for group in old[1]):
         return index.every
-    head, tail = shared_ends(old_rules, new_rules)
-    changed = set(old_rules[head:len(old_rules) - tail]).symmetric_difference(new_rules[head:len(new_rules) - tail])
-    writers = [rule for rules in (old_rules, new_rules) for rule in rules if rule.write_metadata is not None]
-    found, written = 0, {}  # (value, mask) -> _written_by: a table's entries share it
-    for rule in changed:
-        bits = index.of_rule(rule)
+    writers = [rule for rules in (old[0], new[0]) for rule in rules if rule.write_metadata is not None]
+    key = ('candidates',) + tuple(tuple(map(id, part)) for part in middles + (writers,))
+    kept = alike.get(key)
+    if kept is None:
+        kept = alike[key] = (_changed_destinations(index, *middles, writers), middles, writers)
+    return kept[0]
+
+
+def _changed_destinations(index, old_rules, new_rules, writers):
+    """_candidates' destinations of the rules in one list but not the other."""
+    by_metadata = {}  # a table's entries share their writers: joined first, restricted once
+    for rule in set(old_rules).symmetric_difference(new_rules):
         metadata = metadata_term(rule)
-        if metadata is not None and bits & ~found:
-            if metadata not in written:
-                written[metadata] = _written_by(index, writers, *metadata)
-            bits &= written[metadata]
-        found |= bits
+        by_metadata[metadata] = by_metadata.get(metadata, 0) | index.of_rule(rule)
+    found = by_metadata.pop(None, 0)
+    for metadata, bits in by_metadata.items():
+        found |= bits & _written_by(index, writers, *metadata)
     return found
 
 

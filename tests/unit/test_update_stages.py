@@ -263,7 +263,8 @@ def test_changes_shared_by_alike_switches_equal_each_switch_s_own(k, seed, per_k
                           for switch in changed}, name
         shared_somewhere |= len(alike) < len(changed)
         for switch in draw.sample(changed, min(looked_up, len(changed))):
-            by_address = {address: set(hops) for hops, bits in shared[switch].items() for address in index.listed(bits)}
+            by_address = {address: set(hops) for hops, bits in shared[switch].items()
+                          for address in index.listed(bits)}
             assert by_address == _every_destination_changes(k, switch, before[switch], after[switch]), (name, switch)
     assert shared_somewhere
 
