@@ -98,10 +98,11 @@ class ModelIndex:
     def matching_rules(self, rules, candidates):
         """The rules of ``rules`` matching some of ``candidates`` (of_rule,
         inlined: a k=48 update asks it of hundreds of thousands of rules)."""
-        kept, found = self._of_rule, []
+        kept, every, found = self._of_rule, self.every, []
         for rule in rules:
             entry = kept.get(id(rule))
-            if (entry[1] if entry is not None and entry[0] is rule else self.of_rule(rule)) & candidates:
+            bits = entry[1] if entry is not None and entry[0] is rule else self.of_rule(rule)
+            if bits is every or bits & candidates:  # most rules match no address: no need to AND 27,648 bits
                 found.append(rule)
         return found
 
@@ -265,8 +266,10 @@ def forwarding_changes(topo, switch, old, new, alike=None):
 
 
 def _ports_changed(candidates, old, new, index):
-    """{output ports: the destinations of ``candidates`` whose forwarding
-    differs between states ``old`` and ``new`` and that leave by them}."""
+    """{output ports (sorted, each once): the destinations of ``candidates``
+    whose forwarding differs between states ``old`` and ``new`` and that
+    leave by them}. Joined by ports, not by their order: each switch finds
+    the peers of a handful of port sets, not of a hundred groups' buckets."""
     ids = {}
     before = forwarding_classes(old[0], {g.group_id: g for g in old[1]}, candidates, index, ids)
     changed = {}
@@ -274,6 +277,7 @@ def _ports_changed(candidates, old, new, index):
             new[0], {g.group_id: g for g in new[1]}, candidates, index, ids).items():
         bits ^= bits & before.get(forwarding, (0,))[0]
         if bits:
+            ports = tuple(sorted(set(ports)))
             changed[ports] = changed.get(ports, 0) | bits
     return changed
 
