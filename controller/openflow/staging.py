@@ -250,8 +250,8 @@ def forwarding_changes(topo, switch, old, new, alike=None):
     candidates = _candidates(index, middles, old, new, alike)
     if not candidates:
         return {}
-    first, last = (index.matching_rules(part, candidates) for part in (old[0][:head], old[0][len(old[0]) - tail:]))
-    states = [(first + index.matching_rules(middle, candidates) + last, groups)
+    first, last = (_matching(index, part, candidates, alike) for part in (old[0][:head], old[0][len(old[0]) - tail:]))
+    states = [(first + _matching(index, middle, candidates, alike) + last, groups)
               for middle, (_, groups) in zip(middles, (old, new))]
     key = ('classes', candidates) + tuple(tuple(map(id, part)) for state in states for part in state)
     kept = alike.get(key)
@@ -263,6 +263,17 @@ def forwarding_changes(topo, switch, old, new, alike=None):
         hops = index.hops(switch, ports)
         changes[hops] = changes.get(hops, 0) | bits
     return changes
+
+
+def _matching(index, rules, candidates, alike):
+    """ModelIndex.matching_rules, kept in ``alike`` for the same rules: the
+    switches of one update hold most of theirs alike (at k=48 a lower
+    switch's own are 24 of 153)."""
+    key = ('matching', candidates, tuple(map(id, rules)))
+    kept = alike.get(key)
+    if kept is None:
+        kept = alike[key] = (index.matching_rules(rules, candidates), rules)
+    return kept[0]
 
 
 def _ports_changed(candidates, old, new, index):
