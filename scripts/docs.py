@@ -79,6 +79,8 @@ EXPERIMENT_TABLES = {
     'start-up-program': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',
                          'start_up_markdown'),
     'sim-speed': ('results/sim/speed_benchmark.json', 'scripts.sim.speed_benchmark', 'markdown'),
+    'cross-validation-10': ('results/cross_validation/bisection-10mbps.json', 'scripts.fattree.cross_validation',
+                            'markdown'),
 }
 
 
