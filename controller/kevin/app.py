@@ -35,7 +35,7 @@ from controller.ryuapp.fabric_app import FabricApp
 from controller.ryuapp.rest import VIEW_KEY, FatTreeRest, StateView
 from controller.ryuapp.web import FabricViewMixin
 from controller.kevin.routing import KevinRouting
-from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, count
+from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, DELETE_FLOWS, count
 from controller.openflow.rules import TABLE_FLOWS
 from controller.kevin.rules import (
     COOKIE_DEMAND_OUT, spine_rules, static_circuits, tor_rules)
@@ -120,9 +120,10 @@ class KevinApp(FabricViewMixin, FabricApp):
         if pushed is None:
             return
         ops = pushed[0]
-        self.logger.info('%s: table now %d entries (%d rules removed, %d added)', name,
-                         len(self.routing.tables[address].entries), count(ops, DELETE_FLOW),
-                         count(ops, ADD_FLOW))
+        # a delete of one metadata value's entries (DELETE_FLOWS) removes several rules in one message
+        self.logger.info('%s: table now %d entries (%d deletes sent, %d rules added)', name,
+                         len(self.routing.tables[address].entries),
+                         count(ops, DELETE_FLOW) + count(ops, DELETE_FLOWS), count(ops, ADD_FLOW))
 
     def da_link_state(self):
         return {'usable': [{'spine': j, 'source': address_str(s), 'destination': address_str(t)}
