@@ -236,3 +236,5 @@ class SchedulerScheme(TwoLevelScheme):
 
 
 SCHEMES = {cls.name: cls for cls in (TwoLevelScheme, EcmpScheme, ClassifierScheme, SchedulerScheme)}
+# The schemes with per-flow state: they read switches' counters and answer new flows.
+DYNAMIC_SCHEMES = tuple(name for name, cls in SCHEMES.items() if cls.polled_roles)

@@ -5,6 +5,7 @@ import json
 import time
 import urllib.request
 
+from controller.fattree.scheme_strategies import DYNAMIC_SCHEMES
 from scripts.argtypes import positive
 from scripts.emulator.ovs import daemon_policy
 from scripts.fattree.bisection_measure import measure
@@ -15,10 +16,6 @@ from scripts.emulator.traffic import TransferError
 from topologies.fattree import FatTree
 
 SCHEMES = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler')
-# Schemes with per-flow state (entries, meters, reservations): each of their
-# runs gets a controller of its own, so that nothing of an earlier run's
-# flows can reach it.
-DYNAMIC = ('classifier', 'scheduler')
 FLOW_IDLE_S = 5  # per-flow entries' idle timeout
 RUN_ATTEMPTS = 3
 MININET_PREFIX = 'bx'  # fat-tree node names in Mininet: bxe0_0, bxh0_0_2, ...
@@ -104,7 +101,7 @@ class Fabrics:
         scheme with per-flow state, has run nothing before."""
         if scheme == 'nonblocking':
             return self.nonblocking.net, self.nb_hosts
-        if scheme != self.scheme or (scheme in DYNAMIC and self.used):
+        if scheme != self.scheme or (scheme in DYNAMIC_SCHEMES and self.used):
             self.restart(scheme)
         self.used = True
         return self.fattree.net, self.ft_hosts
@@ -149,7 +146,7 @@ def logged_decisions(log_path):
     """The lines of a controller log that record a dynamic scheme's
     decision (controller.fattree.scheme_strategies logs each as 'SCHEME: ...')."""
     with open(log_path) as log:
-        return [line.rstrip('\n') for line in log if line.startswith(tuple(s + ': ' for s in DYNAMIC))]
+        return [line.rstrip('\n') for line in log if line.startswith(tuple(s + ': ' for s in DYNAMIC_SCHEMES))]
 
 
 def run_once(fabrics, scheme, pairs, config, progress):
@@ -191,7 +188,7 @@ def run_experiment(config, flows_of, record, progress):
                            'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)}
                                      for (s, d), r in zip(pairs, rates)],
                            'aggregate_mbps': round(sum(rates), 3), **cpu, 'fidelity': fidelity}
-                    if scheme in DYNAMIC:  # what the controller did to the flows, to explain a score
+                    if scheme in DYNAMIC_SCHEMES:  # what the controller did to the flows, to explain a score
                         run['controller_decisions'] = fabrics.decisions()
                     record(run)
                     progress('%-12s %-26s seed %d: %7.1f Mbit/s aggregate, idle %s%%, '

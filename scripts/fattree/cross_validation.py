@@ -119,12 +119,12 @@ def main(argv=None):
     parser.add_argument('simulated', help='the simulated run of the same experiment')
     parser.add_argument('--out', default='results/cross_validation')
     args = parser.parse_args(argv)
-    emulated_config, emulated_runs = _saved(args.emulated)
-    simulated_config, simulated_runs = _saved(args.simulated)
     try:
+        emulated_config, emulated_runs = _saved(args.emulated)
+        simulated_config, simulated_runs = _saved(args.simulated)
         rows = compare(emulated_config, emulated_runs, simulated_config, simulated_runs)
-    except CrossValidationError as error:
-        parser.error(str(error))
+    except (OSError, ValueError, KeyError) as error:  # CrossValidationError is a ValueError
+        parser.error('cannot compare %s with %s: %s' % (args.emulated, args.simulated, error))
     config = {key: emulated_config[key] for key in SAME_SETTINGS}
     config['seeds'] = config_seeds(emulated_config)
     result = {'config': config, 'emulated_run': os.path.normpath(args.emulated),

@@ -33,12 +33,11 @@ import logging
 
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheme_parameters import scheme_config
-from controller.fattree.scheme_strategies import SCHEMES
+from controller.fattree.scheme_strategies import DYNAMIC_SCHEMES, SCHEMES
 from controller.fattree.scheme_table0_rules import COOKIE_FLOW
 from scripts.sim.rules_export import rule_line
 from topologies.addressing import int_to_ip
 
-DYNAMIC_SCHEMES = ('classifier', 'scheduler')
 CONTROL_DELAY_S = 0.001
 _PORT_FIELDS = ('tcp_dst', 'udp_dst')
 

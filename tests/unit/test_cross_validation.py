@@ -63,3 +63,10 @@ def test_a_cell_with_fewer_than_two_faithful_emulated_runs_is_not_judged():
 def test_runs_of_different_experiments_are_refused_by_name(emu, sim, named):
     with pytest.raises(CrossValidationError, match=named.replace('(', r'\(').replace(')', r'\)')):
         compare(emu, runs([150] * 3, [150] * 3), sim, runs([150] * 3, [150] * 3))
+
+
+def test_a_directory_that_is_no_finished_run_is_named(tmp_path, capsys):
+    from scripts.fattree.cross_validation import main
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / 'missing'), str(tmp_path), '--out', str(tmp_path / 'out')])
+    assert 'cannot compare %s' % (tmp_path / 'missing') in capsys.readouterr().err
