@@ -21,6 +21,23 @@ def positive(kind):
     return parse
 
 
+def seconds(minimum_exclusive=True):
+    """argparse type: a time in seconds, whole or with a fraction (a whole
+    one stays an int, so results files keep writing 10, not 10.0); above
+    zero, or with ``minimum_exclusive`` False zero or more."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError('not a number: %s' % text) from None
+        if value != value or value in (float('inf'), float('-inf')) or value < 0 \
+                or (minimum_exclusive and value == 0):
+            raise argparse.ArgumentTypeError('must be %s, got %s'
+                                             % ('positive' if minimum_exclusive else 'zero or more', text))
+        return int(value) if value.is_integer() else value
+    return parse
+
+
 def non_negative_int(text):
     """argparse type: a whole number, 0 or more (0 often meaning "off")."""
     try:

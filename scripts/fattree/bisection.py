@@ -16,13 +16,17 @@ average) so that a result can show the emulator was not the bottleneck.
     dcfabric bisection [--k 4] [--bw 10] [--queue 50] [--duration 15] [--omit 3]
         [--seeds 1 2 3 | --reps 3 --seed-base 1] [--patterns random stride-1 ...]
         [--schemes nonblocking twolevel ...] [--backend emulator|sim] [--control-delay MS]
+        [--min-rto MS] [--period S]
         [--out results/bisection]
 
 --backend sim runs the same patterns, flows and seeds on the packet-level
 simulator (scripts/sim/bisection_backend.py: ns-3 switches executing the
 controller's exported rules, hosts on ns-3's TCP CUBIC) instead of Mininet;
 the dynamic schemes' own strategies run as its controller in simulated
-time, their flow-mods applied --control-delay ms after a poll or packet-in.
+time, their flow-mods applied --control-delay ms after a poll or packet-in,
+polled every --period seconds (the app's default unless given: at 1 Gbit/s
+and more, where runs last tenths of a second, a shorter period lets the
+schemes act within them). There --duration and --omit take fractions.
 Results files record the backend and the machine.
 
 Writes results.json (configuration with the seeds, every flow of every run,
@@ -46,8 +50,9 @@ import json
 import os
 import sys
 
+from controller.fattree.scheme_parameters import DEFAULTS as SCHEME_DEFAULTS
 from scripts.emulator.command import command_main
-from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
+from scripts.argtypes import add_seed_options, fattree_k, positive, seconds, seeds_of
 from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
 from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
@@ -71,9 +76,12 @@ def add_arguments(p):
     p.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS,
                    help='packets each shaped link may queue (default %d)' % QUEUE_PACKETS)
     add_ovs_instances_argument(p)
-    p.add_argument('--duration', type=positive(int), default=15, help='measured seconds per run')
-    p.add_argument('--omit', type=int, default=3,
-                   help='seconds of each flow left out of the measurement (TCP start, scheduling)')
+    p.add_argument('--duration', type=seconds(), default=15,
+                   help='measured seconds per run (the emulator\'s iperf3: whole seconds; the simulator '
+                        'takes fractions)')
+    p.add_argument('--omit', type=seconds(minimum_exclusive=False), default=3,
+                   help='seconds of each flow left out of the measurement (TCP start, scheduling; whole '
+                        'seconds on the emulator)')
     add_seed_options(p, reps=3, seed_base=1, per='repetition of every pattern')
     p.add_argument('--patterns', nargs='+', default=list(PAPER_PATTERNS),
                    help='patterns (default: the paper\'s ten): random, stride-N, '
@@ -89,6 +97,9 @@ def add_arguments(p):
     p.add_argument('--min-rto', type=float, default=None, metavar='MS',
                    help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
                         'emulator\'s hosts; datacenter hosts tuned for microsecond RTTs use 1-10)' % LINUX_MIN_RTO_MS)
+    p.add_argument('--period', type=positive(float), default=None, metavar='S',
+                   help='sim: seconds between the dynamic schemes\' counter polls and rounds (default the '
+                        'app\'s, %g)' % SCHEME_DEFAULTS['period'])
     p.add_argument('--out', default='results/bisection', help='results directory')
     p.add_argument('--summarize', metavar='RUN_DIR', nargs='+',
                    help='no experiment: redo the table, CSV, Markdown and plot of a finished run in place; '
@@ -124,7 +135,12 @@ def run_from_args(args, progress=None):
     if args.summarize:
         return resummarize(args.summarize, args.out)
     if args.omit < 0:
-        raise ValueError('--omit must not be negative, got %d' % args.omit)
+        raise ValueError('--omit must not be negative, got %g' % args.omit)
+    if args.backend != 'sim' and not all(isinstance(v, int) for v in (args.duration, args.omit)):
+        raise ValueError('the emulator\'s iperf3 runs whole seconds: --duration %g --omit %g'
+                         % (args.duration, args.omit))
+    if args.period is not None and args.backend != 'sim':
+        raise ValueError('--period is the simulated controller\'s (--backend sim)')
     if args.control_delay < 0:
         raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
     if args.min_rto is not None and (args.backend != 'sim' or args.min_rto <= 0):
@@ -147,6 +163,8 @@ def run_from_args(args, progress=None):
     if args.backend == 'sim':
         config['control_delay_ms'] = args.control_delay
         config['min_rto_ms'] = LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto
+        if args.period is not None:
+            config['period_s'] = args.period
     else:
         config.update(daemons_config(args.k, args.bw, args.ovs_instances))
     flows_of = {(p, rep): seeded(p, topo, seed) for p in args.patterns for rep, seed in enumerate(seeds)}

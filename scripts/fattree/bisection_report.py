@@ -36,6 +36,8 @@ def config_seeds(config):
 
 # what runs must share to be summarized together (seeds and patterns are united)
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'schemes')
+# and what simulated runs must share beside them, carried into the merged configuration
+SIM_SETTINGS = ('min_rto_ms', 'control_delay_ms', 'period_s')
 
 
 def merge(saved_runs):
@@ -46,18 +48,20 @@ def merge(saved_runs):
     'summarized_from'. ValueError names a setting that differs or a
     seed run in two of them."""
     first_dir, first = saved_runs[0]
-    config = {key: first['config'].get(key) for key in SAME_SETTINGS + ('hosts',)}
+    same = SAME_SETTINGS + (tuple(key for key in SIM_SETTINGS if key in first['config'])
+                            if backend(first['config']) == 'sim' else ())
+    config = {key: first['config'].get(key) for key in same + ('hosts',)}
     config.update(seeds=[], patterns=[], summarized_from=[], backend=backend(first['config']))
     runs, seen = [], {}
     for run_dir, saved in saved_runs:
         if backend(saved['config']) != backend(first['config']):
             raise ValueError('%s ran on the %s, %s on the %s: runs of one backend are summarized together'
                              % (run_dir, backend(saved['config']), first_dir, backend(first['config'])))
-        for key in SAME_SETTINGS:
+        for key in same:
             if saved['config'].get(key) != config[key]:
                 raise ValueError('%s ran with %s %r, %s with %r: only runs with the same %s are summarized '
                                  'together' % (run_dir, key, saved['config'].get(key), first_dir, config[key],
-                                               ', '.join(SAME_SETTINGS)))
+                                               ', '.join(same)))
         seeds = config_seeds(saved['config'])
         for seed in seeds:
             if seed in seen:
@@ -193,6 +197,8 @@ def sim_line(config):
                 else 'hosts\' minimum RTO 5 ms (runs before it was recorded)']
     if 'control_delay_ms' in config:
         settings.append('control delay %g ms' % config['control_delay_ms'])
+    if 'period_s' in config:
+        settings.append('the dynamic schemes polled every %g s' % config['period_s'])
     return 'Simulated on ns-3 (docs/simulator.md): %s.' % ', '.join(settings)
 
 
@@ -217,7 +223,7 @@ def format_markdown(summary, config, runs):
     metric = _metric(config)
     schemes = [s for s in config['schemes'] if s != 'nonblocking']
     seeds = config_seeds(config)
-    lines = ['%s: k=%d fat-tree, %g Mbit/s links, %d-packet queues, %d s flows after %d s left out; n = %d seed(s) '
+    lines = ['%s: k=%d fat-tree, %g Mbit/s links, %d-packet queues, %g s flows after %g s left out; n = %d seed(s) '
              '(%s), one run each; %% of %s, mean +- std over the seeds. "2L fair": two-level routing with max-min '
              'fair link sharing (a model). Paper: Al-Fares et al. Table 2 (two-level / classifier / scheduler).'
              % (backend(config), config['k'], config['bw'], config['queue'], config['duration'], config['omit'], len(seeds),
@@ -307,7 +313,7 @@ def plot(path, summary, config):
     ax.set_xticklabels([label(p) for p in patterns], rotation=30, ha='right', fontsize=8)
     ax.set_ylabel('% of ideal bisection bandwidth')
     ax.set_ylim(0, 110)
-    ax.set_title('%s: k=%d fat-tree, %g Mbit/s links, %d s flows; %s'
+    ax.set_title('%s: k=%d fat-tree, %g Mbit/s links, %g s flows; %s'
                  % (backend(config), config['k'], config['bw'], config['duration'], seeds_caption(config)), fontsize=9)
     if ax.get_legend_handles_labels()[0]:  # a reference-only run has no scheme bars to name
         # below the axes: inside, it would hide the marks at 100%

@@ -123,7 +123,8 @@ def measure(scheme, pairs, config, seed, progress):
     flows = [SimFlow(s, d, draw.uniform(0, START_SPREAD_S), settings.stop_s, src_port=draw.randint(*EPHEMERAL_PORTS))
              for s, d in named]
     result = simulate(topo, scheme, flows, settings, progress,
-                      control_delay_s=config.get('control_delay_ms', CONTROL_DELAY_S * 1e3) / 1e3)
+                      control_delay_s=config.get('control_delay_ms', CONTROL_DELAY_S * 1e3) / 1e3,
+                      scheme_params={'period': config['period_s']} if 'period_s' in config else None)
     return [f['goodput_mbps'] for f in result['flows']], result
 
 

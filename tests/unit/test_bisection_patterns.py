@@ -125,7 +125,7 @@ def test_two_level_fair_share_model():
 
 
 @pytest.mark.parametrize('argv, message', [
-    (['--k', '5'], 'even'), (['--duration', '0'], 'must be >= 1, got 0'),
+    (['--k', '5'], 'even'), (['--duration', '0'], 'must be positive, got 0'), (['--omit', '-1'], 'zero or more'),
     (['--duration', 'x'], 'not a number'), (['--bw', '-2'], 'must be positive, got -2'),
     (['--schemes', 'bogus'], 'invalid choice'), (['--reps', '-1'], 'must be >= 1')])
 def test_bad_arguments_are_refused(argv, message, capsys):
@@ -154,7 +154,9 @@ def test_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
     (['--seeds', '1', '--reps', '2'], 'either --seeds or --reps/--seed-base'),
     (['--seeds', '3', '3'], 'repeats a seed: 3 3'),
     (['--min-rto', '5'], r"--min-rto is the simulated hosts' \(--backend sim\)"),
-    (['--backend', 'sim', '--min-rto', '0'], 'must be positive, got 0')])
+    (['--backend', 'sim', '--min-rto', '0'], 'must be positive, got 0'),
+    (['--duration', '0.5'], "the emulator's iperf3 runs whole seconds"),
+    (['--period', '0.01'], r"--period is the simulated controller's \(--backend sim\)")])
 def test_ambiguous_seeds_are_refused_before_any_emulation(argv, message):
     with pytest.raises(SystemExit, match=message):
         bisection.main(argv + ['--out', '/nonexistent'])
@@ -255,6 +257,35 @@ def test_summarize_refuses_runs_that_differ_or_repeat_a_seed(tmp_path, settings,
     with pytest.raises(SystemExit, match=message):
         bisection.main(['--summarize', one, rest, '--out', str(tmp_path / 'out')])
     assert not (tmp_path / 'out').exists()
+
+
+def test_simulated_runs_merge_only_with_the_same_hosts_and_controller_settings(tmp_path):
+    import json
+    sim = {'backend': 'sim', 'min_rto_ms': 10.0, 'control_delay_ms': 1.0, 'period_s': 0.01,
+           'duration': 0.1, 'omit': 0.05}
+    one = write_finished_run(tmp_path / 'one', [1], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]}, **sim)
+    two = write_finished_run(tmp_path / 'two', [2], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]}, **sim)
+    other = write_finished_run(tmp_path / 'other', [3], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]},
+                               **dict(sim, min_rto_ms=200.0))
+    with pytest.raises(SystemExit, match='other ran with min_rto_ms 200.0'):
+        bisection.main(['--summarize', one, other, '--out', str(tmp_path / 'out')])
+    bisection.main(['--summarize', one, two, '--out', str(tmp_path / 'out')])
+    (merged,) = (tmp_path / 'out').iterdir()
+    config = json.loads((merged / 'results.json').read_text())['config']
+    assert (config['min_rto_ms'], config['control_delay_ms'], config['period_s']) == (10.0, 1.0, 0.01)
+    summary = (merged / 'summary.md').read_text().splitlines()
+    assert '0.1 s flows after 0.05 s left out' in summary[0]
+    assert summary[1] == ('Simulated on ns-3 (docs/simulator.md): hosts\' minimum RTO 10 ms, control delay 1 ms, '
+                          'the dynamic schemes polled every 0.01 s.')
+
+
+def test_durations_are_whole_seconds_unless_they_have_a_fraction():
+    parser = argparse.ArgumentParser()
+    bisection.add_arguments(parser)
+    args = parser.parse_args(['--duration', '10', '--omit', '0'])
+    assert (args.duration, args.omit) == (10, 0) and isinstance(args.duration, int)
+    args = parser.parse_args(['--backend', 'sim', '--duration', '0.1', '--omit', '0.05', '--period', '0.01'])
+    assert (args.duration, args.omit, args.period) == (0.1, 0.05, 0.01)
 
 
 def test_summarize_names_a_directory_that_is_not_a_finished_run(tmp_path):

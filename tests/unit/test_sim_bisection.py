@@ -20,18 +20,30 @@ def test_alone_at_line_rate_and_sharing_an_uplink_halved():
     assert 300 < shared_a < 700 and 300 < shared_b < 700
 
 
-def test_a_dynamic_scheme_runs_with_its_controller_and_delay():
-    # 100 Mbit/s: a second of simulated time costs about a second. The scheduler's
-    # first poll at 1 s; the run stops at 2 s, before its second.
-    config = {'k': 4, 'bw': 100, 'omit': 1, 'duration': 1, 'queue': 50, 'seeds': [7],
-              'patterns': ['pair'], 'schemes': ['scheduler'], 'control_delay_ms': 2.0}
+def scheduled_pair(**config):
+    """The record of one run of the scheduler with one flow, h0_0_2 to h1_0_2."""
+    config = dict({'k': 4, 'queue': 50, 'seeds': [7], 'patterns': ['pair'], 'schemes': ['scheduler']}, **config)
     runs = []
     bisection_backend.run_experiment(config, {('pair', 0): [('h0_0_2', 'h1_0_2')]}, runs.append,
                                      progress=lambda line: None)
     (run,) = runs
+    return run
+
+
+def test_a_dynamic_scheme_runs_with_its_controller_and_delay():
+    # 100 Mbit/s: a second of simulated time costs about a second. The scheduler's
+    # first poll at 1 s; the run stops at 2 s, before its second.
+    run = scheduled_pair(bw=100, omit=1, duration=1, control_delay_ms=2.0)
     assert run['simulation']['controller']['polls'] == 1
     assert run['simulation']['controller']['packet_ins'] == 2  # the connection's two directions at their edges
     assert 90 < run['aggregate_mbps'] <= 100
+
+
+def test_the_dynamic_schemes_poll_at_the_configured_period():
+    # 1 Gbit/s for 35 ms with a 10 ms period: polls at 10, 20 and 30 ms (the app's 1 s: none)
+    run = scheduled_pair(bw=1000, omit=0.015, duration=0.02, period_s=0.01)
+    assert run['simulation']['controller']['polls'] == 3
+    assert 900 < run['aggregate_mbps'] <= 1000
 
 
 def test_two_hosts_sending_to_each_other_at_10_mbit_s_carry_most_of_their_line_rate():
