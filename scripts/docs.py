@@ -81,6 +81,8 @@ EXPERIMENT_TABLES = {
     'sim-speed': ('results/sim/speed_benchmark.json', 'scripts.sim.speed_benchmark', 'markdown'),
     'cross-validation-10': ('results/cross_validation/bisection-10mbps.json', 'scripts.fattree.cross_validation',
                             'markdown'),
+    'cross-validation-workload': ('results/cross_validation/workload-20mbps.json',
+                                  'scripts.fattree.cross_validation', 'workload_markdown'),
 }
 
 
@@ -269,7 +271,7 @@ def _workload_table(run_dir, root):
                 run_dir, config['k'], config['cdf'], config['pattern'], config['bw'], config['queue'],
                 config['seconds'], ' '.join(map(str, config['seeds'])),
                 ', failed: ' + ', '.join(config['fail']) if config['fail'] else '')
-            + format_table(summary)
+            + format_table(summary, config)
             + '\n\n![FCT slowdown against load](../%s/slowdown_vs_load.png)' % run_dir
             + '\n![CDF of small flows\' FCT](../%s/small_flow_fct_cdf.png)' % run_dir)
 

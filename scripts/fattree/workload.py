@@ -15,6 +15,16 @@ for its slowdown.
     dcfabric workload [--k 4] [--cdf websearch|datamining|FILE] [--load L [L ...]]
         [--seconds S] [--pattern all-to-all|permutation|inter-pod] [--schemes ...]
         [--seeds ...] [--fail LINK ...] [--bw MBPS] [--drain S] [--out DIR]
+        [--backend emulator|sim] [--control-delay MS] [--min-rto MS]
+
+--backend sim runs the same flows on the packet-level simulator
+(scripts/sim/workload_backend.py): each a sized TCP transfer from its
+arrival time on ns-3 switches executing the controller's exported rules,
+the dynamic schemes' strategies as the controller in simulated time, their
+flow-mods applied --control-delay ms after a poll or packet-in; --fail's
+links are down from the start, the rules computed for them; the ideal FCT
+is the simulated fabric's own. Options of one backend are refused with the
+other.
 
 Every scheme of one (seed, load) runs the same flows. Writes flows.csv,
 summary.json (slowdown mean, p50, p99 per size bucket, scheme and load;
@@ -28,8 +38,12 @@ import os
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
+from scripts.fattree.bisection import BACKENDS
 from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config
 from scripts.fattree.patterns import WORKLOAD_PATTERNS
+from scripts.fattree.recompute_benchmark import machine
+from scripts.sim.controller_loop import CONTROL_DELAY_S
+from scripts.sim.network import LINUX_MIN_RTO_MS, SimSettings
 from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
 from topologies.fattree import FatTree
 
@@ -80,6 +94,15 @@ def add_arguments(p):
     p.add_argument('--drain', type=positive(float),
                    help='seconds after the last arrival to wait for flows to end (default: twice what '
                         'the largest flow drawn takes alone, plus 10 s, at most 300)')
+    p.add_argument('--backend', choices=BACKENDS, default='emulator',
+                   help='emulator (Mininet, OVS, the hosts\' TCP; default) or sim (ns-3, the switches '
+                        'executing the controller\'s exported rules)')
+    p.add_argument('--control-delay', type=float, default=None, metavar='MS',
+                   help='sim: ms from a poll or packet-in to its flow-mods taking effect (default %g)'
+                        % (CONTROL_DELAY_S * 1e3))
+    p.add_argument('--min-rto', type=float, default=None, metavar='MS',
+                   help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
+                        'emulator\'s hosts)' % LINUX_MIN_RTO_MS)
     p.add_argument('--out', default='results/workload', help='results directory')
 
 
@@ -141,7 +164,7 @@ def run_experiment(config, topo, cdf, record, progress):
     (the non-blocking reference first)."""
     from scripts.emulator.fidelity import describe, verdict
     from scripts.fattree.bisection_run import Fabrics
-    from scripts.fattree.workload_report import default_drain_s, draw_flows, flow_rows, run_counts
+    from scripts.fattree.workload_report import default_drain_s, draw_flows, finished_line, flow_rows, run_counts
     with Fabrics(config, progress) as fabrics:
         if config['fail'] and fabrics.fattree:
             fail_links(fabrics, config['fail'], progress)
@@ -158,11 +181,30 @@ def run_experiment(config, topo, cdf, record, progress):
                     run = {'scheme': scheme, 'seed': seed, 'load': load, **run_counts(rows),
                            'fidelity': verdict(figures)}
                     record(rows, run)
-                    slowdowns = sorted(r['slowdown'] for r in rows if r['slowdown'] is not None)
-                    progress('%s, load %g, seed %d: %d of %d flows finished, slowdown median %s, emulator %s'
-                             % (scheme, load, seed, run['finished'], run['flows'],
-                                '%.2f' % slowdowns[len(slowdowns) // 2] if slowdowns else '-',
-                                describe(run['fidelity'])))
+                    progress('%s, emulator %s' % (finished_line(run, rows), describe(run['fidelity'])))
+
+
+def backend_options(args):
+    """The config entries of the options only ``args.backend`` takes;
+    ValueError, before anything runs, for one given to the other backend
+    or out of range."""
+    if args.backend == 'sim':
+        if args.ovs_instances is not None:
+            raise ValueError('--ovs-instances sets the emulator\'s Open vSwitch daemons; the simulator '
+                             '(--backend sim) has none')
+        if args.control_delay is not None and args.control_delay < 0:
+            raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
+        if args.min_rto is not None and args.min_rto <= 0:
+            raise ValueError('--min-rto must be positive, got %g' % args.min_rto)
+        return {'machine': machine(),
+                'control_delay_ms': CONTROL_DELAY_S * 1e3 if args.control_delay is None else args.control_delay,
+                'min_rto_ms': LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto,
+                'link_delay_us': SimSettings.link_delay_us}
+    for option, value in (('--control-delay', args.control_delay), ('--min-rto', args.min_rto)):
+        if value is not None:
+            raise ValueError('%s is the simulator\'s (--backend sim); the emulator\'s controller and hosts '
+                             'run in real time with their own' % option)
+    return daemons_config(args.k, args.bw, args.ovs_instances)
 
 
 def run_from_args(args, progress=None):
@@ -177,7 +219,7 @@ def run_from_args(args, progress=None):
         if not any({link.node_a, link.node_b} == {a, b} for link in topo.switch_links()):
             raise ValueError('--fail %s-%s: no such switch link in a k=%d fat-tree' % (a, b, args.k))
     schemes = [s for s in SCHEMES if s in args.schemes]
-    config = {'k': args.k, 'bw': args.bw, 'queue': args.queue, **daemons_config(args.k, args.bw, args.ovs_instances),
+    config = {'backend': args.backend, 'k': args.k, 'bw': args.bw, 'queue': args.queue, **backend_options(args),
               'cdf': cdf.name,
               'cdf_mean_bytes': round(cdf.mean_bytes()), 'loads': args.load, 'seconds': args.seconds,
               'pattern': args.pattern, 'schemes': schemes, 'seeds': seeds,
@@ -189,13 +231,17 @@ def run_from_args(args, progress=None):
     def record(run_rows, run):
         rows.extend(run_rows)
         runs.append(run)
+    if args.backend == 'sim':
+        from scripts.sim.workload_backend import run_experiment as run_backend
+    else:
+        run_backend = run_experiment
     try:
-        run_experiment(dict(config, fail=args.fail), topo, cdf, record, progress)
+        run_backend(dict(config, fail=args.fail), topo, cdf, record, progress)
     finally:
         if runs:  # what was measured before an interruption is kept
             summary = summarize(rows, runs)
             write_outputs(out_dir, config, rows, summary)
-            print(format_table(summary))
+            print(format_table(summary, config))
             for run in runs:
                 if run['unfinished']:
                     print('%s load %g seed %d: %d flows did not finish, e.g. %s' % (

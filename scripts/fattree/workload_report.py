@@ -15,7 +15,8 @@ request, the response):
       frame on the links after the first)
 
 with the base RTT measured by ping on the idle fabric for the same number
-of switches.
+of switches. The simulator's flows have their own ideal
+(scripts/sim/workload_backend.py).
 """
 import csv
 import json
@@ -90,6 +91,15 @@ def flow_rows(scheme, seed, load, flows, results, ideal_of):
     return rows
 
 
+def read_rows(path):
+    """flows.csv's rows as flow_rows made them (numbers, None where empty)."""
+    numbers = {'seed': int, 'load': float, 'size_bytes': int, 'start_s': float, 'fct_s': float,
+               'ideal_fct_s': float, 'slowdown': float}
+    with open(path, newline='') as f:
+        return [{key: (numbers[key](value) if value else None) if key in numbers else value
+                 for key, value in row.items()} for row in csv.DictReader(f)]
+
+
 def bucket_of(size):
     return next(label for label, low, high in BUCKETS if low <= size < high)
 
@@ -119,6 +129,20 @@ def summarize(rows, runs):
             'runs': runs}
 
 
+def finished_line(run, rows):
+    """A finished run's progress line: its flows finished, the median slowdown."""
+    slowdowns = sorted(r['slowdown'] for r in rows if r['slowdown'] is not None)
+    return '%s, load %g, seed %d: %d of %d flows finished, slowdown median %s' % (
+        run['scheme'], run['load'], run['seed'], run['finished'], run['flows'],
+        '%.2f' % slowdowns[len(slowdowns) // 2] if slowdowns else '-')
+
+
+def limited(run):
+    """Whether the emulator limited ``run`` (its fidelity verdict); a
+    simulated run has no verdict and never is."""
+    return 'fidelity' in run and not run['fidelity']['ok']
+
+
 def run_counts(rows):
     """One run's flows: started, finished, and the ones that did not finish."""
     unfinished = [r for r in rows if r['fct_s'] is None]
@@ -126,12 +150,16 @@ def run_counts(rows):
             'unfinished_flows': [{k: r[k] for k in ('src', 'dst', 'size_bytes', 'start_s')} for r in unfinished]}
 
 
-def format_table(summary):
-    lines = ['| scheme | load | flows | slowdown mean / p50 / p99: all | %s | emulator |'
+def format_table(summary, config):
+    """The summary as a Markdown table; the backend column says where the
+    figures come from: the emulator with its verdict over the cell's runs,
+    or the simulator."""
+    lines = ['| scheme | load | flows | slowdown mean / p50 / p99: all | %s | backend |'
              % ' | '.join(summary['buckets']), '|---|---|---|---|%s---|' % ('---|' * len(summary['buckets']))]
+    simulated = config.get('backend', 'emulator') == 'sim'
     verdicts = {}
     for run in summary['runs']:
-        verdicts.setdefault((run['scheme'], '%g' % run['load']), []).append(run['fidelity']['ok'])
+        verdicts.setdefault((run['scheme'], '%g' % run['load']), []).append(not limited(run))
 
     def cell(stats):
         return '-' if not stats or not stats['flows'] else '%.2f / %.2f / %.2f (%d)' % (
@@ -142,7 +170,8 @@ def format_table(summary):
             lines.append('| %s | %s | %d | %s | %s | %s |' % (
                 scheme, load, cells['all']['flows'], cell(cells['all']),
                 ' | '.join(cell(cells.get(b)) for b in summary['buckets']),
-                'faithful' if ok and all(ok) else 'LIMITED' if ok else '-'))
+                'sim' if simulated else 'emulator, faithful' if ok and all(ok) else 'emulator, LIMITED' if ok
+                else '-'))
     return '\n'.join(lines)
 
 
@@ -162,9 +191,10 @@ def plot(out_dir, config, rows, summary):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    caption = 'k=%d, %s, %s, %g Mbit/s links, seeds %s' % (
-        config['k'], config['cdf'], config['pattern'], config['bw'], ' '.join(map(str, config['seeds'])))
-    limited = {(run['scheme'], float(run['load'])) for run in summary['runs'] if not run['fidelity']['ok']}
+    caption = '%s: k=%d, %s, %s, %g Mbit/s links, seeds %s' % (
+        config.get('backend', 'emulator'), config['k'], config['cdf'], config['pattern'], config['bw'],
+        ' '.join(map(str, config['seeds'])))
+    limited_runs = {(run['scheme'], float(run['load'])) for run in summary['runs'] if limited(run)}
     fig, axes = plt.subplots(1, len(BUCKETS), figsize=(5 * len(BUCKETS), 4), squeeze=False)
     for ax, (bucket, _, _) in zip(axes[0], BUCKETS):
         for scheme, loads in summary['schemes'].items():
@@ -175,14 +205,14 @@ def plot(out_dir, config, rows, summary):
                                 label='%s mean' % scheme)
                 ax.plot([100 * x for x, _ in points], [s['p99'] for _, s in points], marker='x',
                         linestyle='--', color=line.get_color(), label='%s p99' % scheme)
-                marked = [(100 * x, s['mean']) for x, s in points if (scheme, x) in limited]
+                marked = [(100 * x, s['mean']) for x, s in points if (scheme, x) in limited_runs]
                 if marked:  # a run the emulator limited: its point ringed
                     ax.scatter(*zip(*marked), s=140, facecolors='none', edgecolors='black', zorder=3)
         ax.set_title('flows %s' % bucket)
         ax.set_xlabel('load (% of link rate)')
         ax.set_ylabel('FCT slowdown')
         ax.grid(alpha=0.3)
-    if limited:
+    if limited_runs:
         axes[0][0].scatter([], [], s=140, facecolors='none', edgecolors='black', label='emulator-limited run')
     axes[0][0].legend(fontsize=7)
     fig.suptitle('FCT slowdown against load: ' + caption, fontsize=9)

@@ -22,7 +22,7 @@ from scripts.sim import rules_export
 from scripts.sim.controller_loop import (
     CONTROL_DELAY_S, DYNAMIC_SCHEMES, ControllerLoop, SimulatorEnded)
 from scripts.sim.ns3 import build
-from scripts.sim.network import LINUX_MIN_RTO_MS, SimFlow, SimSettings, scenario_lines
+from scripts.sim.network import LINUX_MIN_RTO_MS, SimFailure, SimFlow, SimSettings, scenario_lines
 from topologies.fattree import FatTree
 from topologies.nonblocking import NonBlocking, host_name
 
@@ -33,10 +33,12 @@ EPHEMERAL_PORTS = (32768, 60999)
 RUN_TIMEOUT_S = 3600
 
 
-def export_rules(topo, scheme, path):
+def export_rules(topo, scheme, path, failed_links=()):
     """The rules and groups the controller installs for ``scheme`` on
-    ``topo``, every switch's, written to ``path`` for OfPipeline::LoadExport."""
-    rules_export.write_export(rules_export.export_switches(topo, scheme), path, topo=topo, scheme=scheme)
+    ``topo`` once it knows of ``failed_links``, every switch's, written to
+    ``path`` for OfPipeline::LoadExport."""
+    rules_export.write_export(rules_export.export_switches(topo, scheme, failed_links), path, topo=topo,
+                              scheme=scheme, failed_links=failed_links)
 
 
 def _relay(stream, progress, kept):
@@ -83,19 +85,24 @@ def _run(command, controller, progress):
 
 
 def simulate(topo, scheme, flows, settings, progress=None, failures=(), control_delay_s=CONTROL_DELAY_S,
-             scheme_params=None):
+             scheme_params=None, failed_links=()):
     """fattree_sim's JSON result for ``flows`` on ``topo`` under ``scheme``.
     A dynamic scheme's controller answers the simulator (ControllerLoop:
     the app's scheme parameters for the link rate, ``scheme_params`` over
     them; its flow-mods take effect ``control_delay_s`` after the question).
-    Progress lines go to ``progress`` (default: stderr)."""
+    ``failed_links`` (pairs of switch names) are down from the start, the
+    rules and the controller computed for them; ``failures`` happen during
+    the run, unknown to both. Progress lines go to ``progress`` (default:
+    stderr)."""
     binary = build.simulator()
     params = dict({'link_mbps': settings.link_mbps}, **(scheme_params or {}))
-    controller = ControllerLoop(topo, scheme, params, control_delay_s) if scheme in DYNAMIC_SCHEMES else None
+    controller = (ControllerLoop(topo, scheme, params, control_delay_s, failed_links=failed_links)
+                  if scheme in DYNAMIC_SCHEMES else None)
+    down = [SimFailure(0.0, a, topo.port_to(a, b)) for a, b in failed_links]
     with tempfile.TemporaryDirectory(prefix='dcfabric-sim-') as work:
         rules, scenario = os.path.join(work, 'rules.txt'), os.path.join(work, 'scenario.txt')
-        export_rules(topo, scheme, rules)
-        lines = scenario_lines(topo, rules, settings, flows, failures)
+        export_rules(topo, scheme, rules, failed_links)
+        lines = scenario_lines(topo, rules, settings, flows, down + list(failures))
         with open(scenario, 'w') as f:
             f.write('\n'.join(lines + (controller.scenario_lines() if controller else [])) + '\n')
         out = _run([str(binary), scenario], controller,
@@ -109,17 +116,31 @@ def run_settings(config, seed):
                        min_rto_ms=config.get('min_rto_ms', LINUX_MIN_RTO_MS))
 
 
+def scheme_network(scheme, k, pairs):
+    """(the topology ``scheme`` runs on, the (src, dst) fat-tree host
+    ``pairs`` named as its hosts): the non-blocking reference's hosts
+    stand in for the fat-tree's of the same index."""
+    if scheme != 'nonblocking':
+        return FatTree(k), list(pairs)
+    index = {h.name: i for i, h in enumerate(FatTree(k).hosts)}
+    return NonBlocking(k), [(host_name(index[s]), host_name(index[d])) for s, d in pairs]
+
+
+def simulation_record(result):
+    """What a run's record keeps of its simulation: the cost and, for a
+    dynamic scheme, its controller's polls, packet-ins and flow-mods."""
+    simulation = {'wall_s': round(result['wall_s'], 2), 'events': result['events'],
+                  'simulated_s': result['simulated_s']}
+    if 'controller' in result:
+        simulation['controller'] = result['controller']
+    return simulation
+
+
 def measure(scheme, pairs, config, seed, progress):
     """(per-flow Mbit/s in pair order, the simulator's result) of one run."""
-    k = config['k']
     settings = run_settings(config, seed)
     draw = random.Random('%s/start' % seed)
-    if scheme == 'nonblocking':
-        topo = NonBlocking(k)
-        index = {h.name: i for i, h in enumerate(FatTree(k).hosts)}
-        named = [(host_name(index[s]), host_name(index[d])) for s, d in pairs]
-    else:
-        topo, named = FatTree(k), pairs
+    topo, named = scheme_network(scheme, config['k'], pairs)
     flows = [SimFlow(s, d, draw.uniform(0, START_SPREAD_S), settings.stop_s, src_port=draw.randint(*EPHEMERAL_PORTS))
              for s, d in named]
     result = simulate(topo, scheme, flows, settings, progress,
@@ -136,12 +157,8 @@ def run_experiment(config, flows_of, record, progress):
             for scheme in config['schemes']:
                 pairs = flows_of[(pattern, rep)]
                 rates, result = measure(scheme, pairs, config, seed, progress)
-                simulation = {'wall_s': round(result['wall_s'], 2), 'events': result['events'],
-                              'simulated_s': result['simulated_s']}
-                if 'controller' in result:  # its polls, packet-ins and flow-mods
-                    simulation['controller'] = result['controller']
                 record({'scheme': scheme, 'pattern': pattern, 'rep': rep, 'seed': seed,
                         'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)} for (s, d), r in zip(pairs, rates)],
-                        'aggregate_mbps': round(sum(rates), 3), 'simulation': simulation})
+                        'aggregate_mbps': round(sum(rates), 3), 'simulation': simulation_record(result)})
                 progress('%-12s %-20s seed %d: %8.1f Mbit/s aggregate (simulated %g s in %.1f s)'
                          % (scheme, pattern, seed, sum(rates), result['simulated_s'], result['wall_s']))

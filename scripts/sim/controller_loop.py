@@ -29,13 +29,11 @@ Protocol (lines; the simulator asks, one question at a time):
 answered with ``add SWITCH RECORD``, ``delete SWITCH RECORD`` and
 ``packet_out`` lines, then ``end``.
 """
-import logging
-
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheme_parameters import scheme_config
-from controller.fattree.scheme_strategies import DYNAMIC_SCHEMES, SCHEMES
+from controller.fattree.scheme_strategies import DYNAMIC_SCHEMES
 from controller.fattree.scheme_table0_rules import COOKIE_FLOW
-from scripts.sim.rules_export import rule_line
+from scripts.sim.rules_export import rule_line, scheme_strategy
 from topologies.addressing import int_to_ip
 
 CONTROL_DELAY_S = 0.001
@@ -71,9 +69,11 @@ def answer_lines(changes, packet_out=False):
 
 class ControllerLoop:
     """One scheme's strategy answering one simulation. ``params`` are the
-    app's scheme parameters (scheme_parameters; the polling period among them)."""
+    app's scheme parameters (scheme_parameters; the polling period among them);
+    ``failed_links`` (pairs of switch names) are down from the start, and
+    the strategy knows it, as the app's after its failure report."""
 
-    def __init__(self, topo, scheme, params, control_delay_s=CONTROL_DELAY_S, log=None):
+    def __init__(self, topo, scheme, params, control_delay_s=CONTROL_DELAY_S, log=None, failed_links=()):
         if scheme not in DYNAMIC_SCHEMES:
             raise ValueError('%r has no controller in the loop; the dynamic schemes are %s'
                              % (scheme, ', '.join(DYNAMIC_SCHEMES)))
@@ -82,8 +82,7 @@ class ControllerLoop:
         self.topo, self.control_delay_s = topo, control_delay_s
         self.conf = scheme_config(dict(params, scheme=scheme))
         self.now = 0.0
-        self.strategy = SCHEMES[scheme](topo, self.conf, log or logging.getLogger('dcfabric.sim'),
-                                        lambda: self.now)
+        self.strategy, _ = scheme_strategy(topo, self.conf, lambda: self.now, failed_links, log=log)
         self.polled = [s.name for s in topo.switches if s.role in self.strategy.polled_roles]
 
     def scenario_lines(self):

@@ -57,18 +57,26 @@ def export_switches(topo, scheme, failed_links=(), failed_switches=(), **scheme_
         return {s.name: {'rules': nonblocking_rules(topo), 'groups': []} for s in topo.switches}
     if scheme not in SCHEMES:
         raise ValueError('unknown scheme %r; choose one of %s' % (scheme, ', '.join(SCHEME_CHOICES)))
-    failed = expand_failures(topo, failed_links, failed_switches)
-    tables = tables_with_failures(topo, failed)
-    strategy = SCHEMES[scheme](topo, scheme_config(dict(scheme_params, scheme=scheme)),
-                               logging.getLogger('dcfabric.sim'), time.monotonic)
-    if failed:
-        strategy.links_changed(failed, tables)  # as the app tells its scheme
+    strategy, tables = scheme_strategy(topo, scheme_config(dict(scheme_params, scheme=scheme)), time.monotonic,
+                                       failed_links, failed_switches)
     export = {}
     for name, table in tables.items():
         rules, groups = compile_table(table)
         export[name] = {'rules': rules + arp_responder_rules(topo, name) + strategy.rules(name),
                         'groups': groups + strategy.groups(name)}
     return export
+
+
+def scheme_strategy(topo, conf, clock, failed_links=(), failed_switches=(), log=None):
+    """(the strategy the app builds for ``conf``'s scheme (scheme_config),
+    told of the failures as the app tells it; every switch's two-level
+    tables under them). ``clock`` is the strategy's time in seconds."""
+    failed = expand_failures(topo, failed_links, failed_switches)
+    tables = tables_with_failures(topo, failed)
+    strategy = SCHEMES[conf['scheme']](topo, conf, log or logging.getLogger('dcfabric.sim'), clock)
+    if failed:
+        strategy.links_changed(failed, tables)
+    return strategy, tables
 
 
 def _number(field, value):

@@ -99,7 +99,7 @@ def test_rows_and_summary_by_size_bucket():
     assert cells['<100KB'] == {'flows': 1, 'mean': 4.0, 'p50': 4.0, 'p99': 4.0}
     assert cells['100KB-10MB']['mean'] == 1.6 and '>10MB' not in cells
     assert cells['all']['flows'] == 2
-    assert 'faithful' in report.format_table(summary)
+    assert '| emulator, faithful |' in report.format_table(summary, {})
 
 
 def test_outputs_have_the_issue_columns(tmp_path):

@@ -1,0 +1,165 @@
+"""dcfabric workload --backend sim (scripts/sim/workload_backend.py): the
+scenario a run writes, the simulator's result as flows.csv's rows, the
+simulated fabric's ideal FCT against lone simulated flows, failed links
+known to the rules, and the options one backend takes refused with the
+other before anything runs."""
+import random
+
+import pytest
+
+from scripts.fattree import workload, workload_report as report
+from scripts.sim import bisection_backend, workload_backend
+from scripts.sim.network import SimFailure, SimFlow, SimSettings, scenario_lines
+from scripts.workloads.flow_sizes import WEB_SEARCH
+from topologies.fattree import FatTree
+
+TOPO = FatTree(4)
+CONFIG = {'backend': 'sim', 'k': 4, 'bw': 20.0, 'queue': 50, 'loads': [0.3], 'seconds': 2.0,
+          'pattern': 'all-to-all', 'schemes': ['nonblocking', 'twolevel'], 'seeds': [37], 'fail': [],
+          'drain': None, 'drain_s': [], 'control_delay_ms': 1.0, 'min_rto_ms': 200.0, 'link_delay_us': 1.0}
+
+
+def flow_fields(line):
+    _, index, src, dst, start, stop, size, port = line.split()
+    return int(index), src, dst, float(start), float(stop), int(size), int(port)
+
+
+def fake_simulator(calls, fct_of=lambda index, flow: 0.5):
+    """simulate's stand-in: records its arguments, answers as fattree_sim's
+    JSON with ``fct_of(index, flow)`` (None: unfinished)."""
+    def simulate(topo, scheme, flows, settings, progress=None, control_delay_s=None, failed_links=()):
+        calls.append({'topo': topo, 'scheme': scheme, 'flows': flows, 'settings': settings,
+                      'control_delay_s': control_delay_s, 'failed_links': failed_links,
+                      'lines': scenario_lines(topo, 'rules.txt', settings, flows)})
+        return {'simulated_s': settings.stop_s, 'wall_s': 0.1, 'events': 10, 'switches': {},
+                'flows': [{'id': i, 'src': f.src, 'dst': f.dst, 'fct_s': fct_of(i, f)} for i, f in enumerate(flows)]}
+    return simulate
+
+
+def run(monkeypatch, config=CONFIG, fct_of=lambda index, flow: 0.5):
+    calls, rows, runs = [], [], []
+    monkeypatch.setattr(workload_backend, 'simulate', fake_simulator(calls, fct_of))
+
+    def record(run_rows, one_run):
+        rows.extend(run_rows)
+        runs.append(one_run)
+    workload_backend.run_experiment(dict(config, drain_s=[]), TOPO, WEB_SEARCH, record, lambda line: None)
+    return calls, rows, runs
+
+
+def test_the_scenario_holds_the_drawn_flows_sizes_start_times_and_hosts(monkeypatch):
+    calls, _, _ = run(monkeypatch)
+    drawn = report.draw_flows(TOPO, WEB_SEARCH, 0.3, 20.0, 2.0, 'all-to-all', 37)
+    stop_s = 2.0 + report.default_drain_s(drawn, 20.0)
+    reference, twolevel = calls
+    assert (reference['scheme'], twolevel['scheme']) == ('nonblocking', 'twolevel')
+    written = [flow_fields(line) for line in twolevel['lines'] if line.startswith('flow ')]
+    assert [(i, s, d, start, stop, size) for i, s, d, start, stop, size, _ in written] == [
+        (f['id'], f['src'], f['dst'], f['start_s'], stop_s, f['size']) for f in drawn]
+    assert 'stop_s %r' % stop_s in twolevel['lines'] and 'link_mbps 20.0' in twolevel['lines']
+    # the reference's hosts are the fat-tree's of the same index; the same flows, the same ports
+    index = {h.name: i for i, h in enumerate(TOPO.hosts)}
+    on_reference = [flow_fields(line) for line in reference['lines'] if line.startswith('flow ')]
+    assert [(s, d) for _, s, d, *_ in on_reference] == [
+        ('nbh%d' % index[f['src']], 'nbh%d' % index[f['dst']]) for f in drawn]
+    assert [w[3:] for w in on_reference] == [w[3:] for w in written]
+    # a source port never taken twice on one host
+    ports = [(src, port) for _, src, _, _, _, _, port in written]
+    assert len(set(ports)) == len(ports) and all(32768 <= port <= 60999 for _, port in ports)
+    assert twolevel['control_delay_s'] == pytest.approx(0.001) and twolevel['settings'].min_rto_ms == 200.0
+
+
+def test_failed_links_go_to_the_fat_tree_runs_only(monkeypatch):
+    calls, _, _ = run(monkeypatch, dict(CONFIG, fail=[('a0_2', 'c1_1')]))
+    assert [c['failed_links'] for c in calls] == [(), [('a0_2', 'c1_1')]]
+
+
+def test_finished_and_unfinished_simulated_flows_become_rows(monkeypatch):
+    # every third flow unfinished (fct_s null in the simulator's JSON)
+    _, rows, runs = run(monkeypatch, fct_of=lambda index, flow: None if index % 3 == 0 else 0.25 + index * 1e-7)
+    drawn = report.draw_flows(TOPO, WEB_SEARCH, 0.3, 20.0, 2.0, 'all-to-all', 37)
+    twolevel = [r for r in rows if r['scheme'] == 'twolevel']
+    assert [(r['src'], r['dst'], r['size_bytes'], r['start_s']) for r in twolevel] == [
+        (f['src'], f['dst'], f['size'], f['start_s']) for f in drawn]
+    for i, row in enumerate(twolevel):
+        ideal = workload_backend.ideal_fct_s(row['size_bytes'], report.switches_between(TOPO, row['src'], row['dst']),
+                                             20.0, 1.0)
+        assert row['ideal_fct_s'] == round(ideal, 6)
+        if i % 3 == 0:
+            assert row['fct_s'] is None and row['slowdown'] is None
+        else:
+            assert row['fct_s'] == round(0.25 + i * 1e-7, 6)
+            assert row['slowdown'] == round(row['fct_s'] / ideal, 4)
+    reference = [r for r in rows if r['scheme'] == 'nonblocking']
+    assert {r['ideal_fct_s'] for r in reference if r['size_bytes'] == drawn[1]['size']} == {
+        round(workload_backend.ideal_fct_s(drawn[1]['size'], 1, 20.0, 1.0), 6)}
+    run_of = {r['scheme']: r for r in runs}['twolevel']
+    assert (run_of['flows'], run_of['unfinished']) == (len(drawn), len(range(0, len(drawn), 3)))
+    assert run_of['simulation'] == {'wall_s': 0.1, 'events': 10,
+                                    'simulated_s': 2.0 + report.default_drain_s(drawn, 20.0)}
+    # a 58-byte SYN and SYN-ACK at 20 Mbit/s (23.2 us) and 1 us on each of 2, 4 or 6 links
+    assert 'fidelity' not in run_of and run_of['idle_rtt_ms'] == {'1': 0.0968, '3': 0.1936, '5': 0.2904}
+    summary = report.summarize(rows, runs)
+    assert '| sim |' in report.format_table(summary, CONFIG)
+
+
+def test_source_ports_are_distinct_per_host():
+    flows = [{'src': 'h0_0_2'}] * 500 + [{'src': 'h0_0_3'}] * 500
+    ports = workload_backend.source_ports(flows, random.Random(1))
+    assert len(set(ports[:500])) == 500 and len(set(ports[500:])) == 500
+
+
+@pytest.mark.parametrize('size, switches, expected_s', [
+    # 1 byte across pods at 20 Mbit/s: the handshake (2 x 6 links of a 58-byte frame
+    # and 1 us), the completing ACK (54 bytes), the 55-byte segment on 6 links, 6 us
+    (1, 5, 2 * 6 * (58 * 8 / 20e6 + 1e-6) + 54 * 8 / 20e6 + 6 * 55 * 8 / 20e6 + 6e-6),
+    # two segments under one switch: both frames, then the larger once more
+    (1449, 1, 2 * 2 * (58 * 8 / 20e6 + 1e-6) + (54 + 1502 + 55) * 8 / 20e6 + 1502 * 8 / 20e6 + 2e-6)])
+def test_the_ideal_is_the_idle_handshake_then_the_frames_store_and_forward(size, switches, expected_s):
+    assert workload_backend.ideal_fct_s(size, switches, 20.0, 1.0) == pytest.approx(expected_s)
+
+
+def test_a_flow_alone_on_the_simulated_fabric_finishes_in_its_ideal_fct():
+    # one flow at a time, on each path length, from one segment to 2 MB (the
+    # largest 0.07% over: one frame time, the sender's window once short)
+    sizes, pairs = [1, 1449, 50000, 2_000_000], [('h0_0_2', 'h0_0_3'), ('h0_0_2', 'h0_1_2'), ('h0_0_2', 'h3_1_3')]
+    flows, start = [], 0.01
+    for src, dst in pairs:
+        for size in sizes:
+            flows.append(SimFlow(src, dst, start, 20.0, bytes=size, src_port=40000 + len(flows)))
+            start += size * 8 / 20e6 * 1.5 + 0.05
+    result = bisection_backend.simulate(TOPO, 'twolevel', flows, SimSettings(link_mbps=20, stop_s=start + 0.5),
+                                        progress=lambda line: None)
+    for flow, simulated in zip(flows, result['flows']):
+        ideal = workload_backend.ideal_fct_s(flow.bytes, report.switches_between(TOPO, flow.src, flow.dst), 20, 1.0)
+        assert simulated['fct_s'] == pytest.approx(ideal, rel=1e-3), (flow, simulated)
+
+
+def test_a_failed_link_the_rules_know_of_costs_a_crossing_flow_nothing():
+    # two-level routing sends h0_0_3 -> h1_0_2 up a0_2 to c1_1: with that link down and
+    # the rules computed for it the flow finishes in its ideal FCT; down and unknown to
+    # the rules, it waits for retransmissions
+    flow = [SimFlow('h0_0_3', 'h1_0_2', 0.001, 2.0, bytes=20000, src_port=40000)]
+    settings = SimSettings(link_mbps=20, stop_s=2.0)
+    ideal = workload_backend.ideal_fct_s(20000, 5, 20, 1.0)
+    known = bisection_backend.simulate(TOPO, 'twolevel', flow, settings, progress=lambda line: None,
+                                       failed_links=[('a0_2', 'c1_1')])
+    assert known['flows'][0]['fct_s'] == pytest.approx(ideal, rel=1e-6)
+    unknown = bisection_backend.simulate(TOPO, 'twolevel', flow, settings, progress=lambda line: None,
+                                         failures=[SimFailure(0.0, 'a0_2', TOPO.port_to('a0_2', 'c1_1'))])
+    assert unknown['flows'][0]['fct_s'] > 10 * ideal
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--backend', 'sim', '--ovs-instances', '2'], "--ovs-instances sets the emulator's"),
+    (['--control-delay', '2'], r"--control-delay is the simulator's \(--backend sim\)"),
+    (['--min-rto', '5'], r"--min-rto is the simulator's \(--backend sim\)"),
+    (['--backend', 'sim', '--min-rto', '0'], '--min-rto must be positive, got 0'),
+    (['--backend', 'sim', '--control-delay', '-1'], '--control-delay must not be negative, got -1')])
+def test_an_option_of_the_other_backend_is_refused_before_anything_runs(argv, message, monkeypatch):
+    def ran(*args):
+        raise AssertionError('an experiment started')
+    monkeypatch.setattr(workload, 'run_experiment', ran)
+    monkeypatch.setattr(workload_backend, 'run_experiment', ran)
+    with pytest.raises(SystemExit, match=message):
+        workload.main(argv + ['--out', '/nonexistent'])
