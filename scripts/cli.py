@@ -34,7 +34,7 @@ import sys
 import time
 
 from controller.fattree import APP as FATTREE_APP, READY_PATH
-from controller.fattree.scheme_parameters import SCHEME_NAMES
+from controller.fattree.scheme_parameters import OPENFLOW_SCHEMES
 from scripts.emulator import traffic
 from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
 from scripts.emulator.fidelity import MIN_IDLE_PCT
@@ -332,7 +332,7 @@ def build_parser():
         p.add_argument('--k', type=_k, default=4, help='fat-tree arity: even, 4..254 (default 4)')
         p.add_argument('--ofp-port', type=int, default=6653, help='OpenFlow port on 127.0.0.1')
         p.add_argument('--rest-port', type=int, default=8080, help='REST port on 127.0.0.1')
-        p.add_argument('--scheme', choices=SCHEME_NAMES, default='twolevel',
+        p.add_argument('--scheme', choices=OPENFLOW_SCHEMES, default='twolevel',
                        help='routing scheme: two-level tables only (default), ECMP select groups, '
                             'flow classification (3.6) or central flow scheduling (3.7)')
 

@@ -254,6 +254,8 @@ for _name, _run in BISECTION_20_RUNS.items():
 # The simulator's run of every scheme, the dynamic ones with their controller
 # in simulated time (docs/simulator.md).
 TABLES['bisection-sim-controller'] = functools.partial(_bisection_table, 'results/bisection/20261206-024251')
+# LetFlow beside ECMP on the simulated fat-tree (docs/simulator.md).
+TABLES['bisection-sim-letflow'] = functools.partial(_bisection_table, 'results/bisection/20261206-061507')
 
 
 # The workload runs the docs show (docs/workload.md), named as the bisection's.

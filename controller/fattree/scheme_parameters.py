@@ -5,6 +5,8 @@ CLI and tests read them; controller.fattree.scheme_strategies implements them).
   ecmp        upward ports chosen by an OpenFlow select group (5-tuple hash)
   classifier  flow classification with periodic rebalancing (3.6)
   scheduler   large-flow detection at the edges + the central scheduler (3.7)
+  letflow     ECMP's groups choosing a random live bucket per flowlet (LetFlow):
+              the simulator's switches only (SIMULATOR_ONLY)
 
 Parameters (all optional): period (s between counter polls and
 rebalancing/scheduling rounds, default 1), link_mbps (link capacity, default
@@ -15,26 +17,45 @@ max_moves (classifier moves per switch per round, 3), tolerance (as a
 fraction of link capacity: the load difference the classifier leaves alone,
 and the rate up to which it never moves a flow, 0.1), rearrange (reserved
 flows the scheduler may move to make room for a flow with no free path, 8;
-0 is the paper's plain search).
+0 is the paper's plain search), flowlet_timeout_us (letflow: microseconds of
+silence that end a flowlet, 500, the LetFlow paper's and dcfabric's LetFlow
+simulator's Delta).
 """
-SCHEME_NAMES = ('twolevel', 'ecmp', 'classifier', 'scheduler')
+SCHEME_NAMES = ('twolevel', 'ecmp', 'classifier', 'scheduler', 'letflow')
+# Schemes the app cannot install, and why: only the simulator's pipeline runs them.
+SIMULATOR_ONLY = {'letflow': 'its flowlet groups (a random bucket per flowlet) exist only in the '
+                             'simulator\'s pipeline: OpenFlow 1.3 and Open vSwitch have no flowlet group'}
+# The schemes the Ryu app runs on Open vSwitch.
+OPENFLOW_SCHEMES = tuple(s for s in SCHEME_NAMES if s not in SIMULATOR_ONLY)
 DEFAULTS = {'scheme': 'twolevel', 'period': 1.0, 'link_mbps': 10.0, 'threshold': 0.1,
             'gc_timeout': 3.0, 'flow_idle': 5, 'max_moves': 3, 'tolerance': 0.1,
-            'rearrange': 8}
+            'rearrange': 8, 'flowlet_timeout_us': 500.0}
 
 
 class SchemeParameterError(ValueError):
     pass
 
 
-def scheme_config(params):
+def refuse_simulator_only(scheme):
+    """SchemeParameterError saying why, for a scheme Open vSwitch cannot run."""
+    if scheme in SIMULATOR_ONLY:
+        raise SchemeParameterError('scheme %s runs on the simulator only (--backend sim): %s'
+                                   % (scheme, SIMULATOR_ONLY[scheme]))
+
+
+def scheme_config(params, simulated=False):
     """The scheme's parameters from the app's JSON params, defaults filled
-    in; a clear error for an unknown scheme or a bad value."""
+    in; a clear error for an unknown scheme, a bad value, or (unless
+    ``simulated``: the simulator's switches execute the rules) a scheme
+    only the simulator runs."""
     conf = {name: params.get(name, default) for name, default in DEFAULTS.items()}
     if conf['scheme'] not in SCHEME_NAMES:
         raise SchemeParameterError('unknown scheme %r; choose one of %s'
                                    % (conf['scheme'], ', '.join(SCHEME_NAMES)))
-    for name in ('period', 'link_mbps', 'threshold', 'gc_timeout', 'flow_idle', 'max_moves'):
+    if not simulated:
+        refuse_simulator_only(conf['scheme'])
+    for name in ('period', 'link_mbps', 'threshold', 'gc_timeout', 'flow_idle', 'max_moves',
+                 'flowlet_timeout_us'):
         value = conf[name]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise SchemeParameterError('%s must be a positive number, got %r' % (name, value))

@@ -7,7 +7,7 @@ names and parameters are in controller.fattree.scheme_parameters.
 The decisions themselves live in controller.fattree.classifier and
 controller.fattree.scheduler; the entries in controller.fattree.scheme_table0_rules.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from controller.fattree.classifier import FlowClassifier, RateMeter, ack_streams
 from controller.fattree.failover import avoidance, tables_with_failures
@@ -102,6 +102,20 @@ class EcmpScheme(TwoLevelScheme):
     def links_changed(self, failed, tables):
         self.compiled = self._compile(tables)
         return []
+
+
+class LetFlowScheme(EcmpScheme):
+    """ECMP's rules and groups, each group a flowlet group: a new flowlet
+    (its 5-tuple's flowlet-table entry silent for the flowlet timeout) takes
+    a uniformly random live bucket, its later packets keep it (LetFlow,
+    section 3). OpenFlow has no such group: only the simulator runs it
+    (scheme_parameters.SIMULATOR_ONLY)."""
+    name = 'letflow'
+
+    def _compile(self, tables):
+        timeout_us = self.conf['flowlet_timeout_us']
+        return {name: (rules, [replace(g, kind='flowlet', flowlet_timeout_us=timeout_us) for g in groups])
+                for name, (rules, groups) in super()._compile(tables).items()}
 
 
 class ClassifierScheme(TwoLevelScheme):
@@ -235,6 +249,7 @@ class SchedulerScheme(TwoLevelScheme):
         return dict(self.scheduler.state(), threshold_bps=self.threshold_bps, edge_flows=flows)
 
 
-SCHEMES = {cls.name: cls for cls in (TwoLevelScheme, EcmpScheme, ClassifierScheme, SchedulerScheme)}
+SCHEMES = {cls.name: cls for cls in (TwoLevelScheme, EcmpScheme, ClassifierScheme, SchedulerScheme,
+                                     LetFlowScheme)}
 # The schemes with per-flow state: they read switches' counters and answer new flows.
 DYNAMIC_SCHEMES = tuple(name for name, cls in SCHEMES.items() if cls.polled_roles)

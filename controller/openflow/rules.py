@@ -91,10 +91,14 @@ class FlowRule:
 class Group:
     """An OpenFlow group: kind 'select', 'fast_failover' or 'all'; buckets are
     (watch_port or None, actions) pairs. Select and fast-failover buckets with a
-    watch port are skipped while that port is not live."""
+    watch port are skipped while that port is not live. Kind 'flowlet' (with
+    ``flowlet_timeout_us``) has no OpenFlow counterpart: a select group that
+    picks per flowlet, which only the simulator's switches execute
+    (scripts/sim/ns3/of_pipeline.h)."""
     group_id: int
     kind: str
     buckets: tuple
+    flowlet_timeout_us: float = None
 
     __hash__ = _kept_hash
     __getstate__ = _fields_only

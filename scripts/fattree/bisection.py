@@ -16,7 +16,7 @@ average) so that a result can show the emulator was not the bottleneck.
     dcfabric bisection [--k 4] [--bw 10] [--queue 50] [--duration 15] [--omit 3]
         [--seeds 1 2 3 | --reps 3 --seed-base 1] [--patterns random stride-1 ...]
         [--schemes nonblocking twolevel ...] [--backend emulator|sim] [--control-delay MS]
-        [--min-rto MS] [--period S]
+        [--min-rto MS] [--period S] [--flowlet-timeout US]
         [--out results/bisection]
 
 --backend sim runs the same patterns, flows and seeds on the packet-level
@@ -54,7 +54,8 @@ from controller.fattree.scheme_parameters import DEFAULTS as SCHEME_DEFAULTS
 from scripts.emulator.command import command_main
 from scripts.argtypes import add_seed_options, fattree_k, positive, seconds, seeds_of
 from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
-from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment
+from scripts.fattree.bisection_run import (
+    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment)
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from scripts.fattree.recompute_benchmark import machine
 from scripts.sim.controller_loop import CONTROL_DELAY_S
@@ -86,8 +87,9 @@ def add_arguments(p):
     p.add_argument('--patterns', nargs='+', default=list(PAPER_PATTERNS),
                    help='patterns (default: the paper\'s ten): random, stride-N, '
                         'staggered-EDGEP-PODP, interpod-incoming, sameid-outgoing')
-    p.add_argument('--schemes', nargs='+', default=list(SCHEMES), choices=SCHEMES,
-                   help='schemes to run; nonblocking is the 100%% reference')
+    p.add_argument('--schemes', nargs='+', default=list(DEFAULT_SCHEMES), choices=SCHEMES,
+                   help='schemes to run (default: all but letflow); nonblocking is the 100%% reference; '
+                        'letflow (flowlet groups) runs on the simulator only')
     p.add_argument('--backend', choices=BACKENDS, default='emulator',
                    help='emulator (Mininet, OVS, the hosts\' TCP; default) or sim (ns-3, the switches '
                         'executing the controller\'s exported rules)')
@@ -100,6 +102,9 @@ def add_arguments(p):
     p.add_argument('--period', type=positive(float), default=None, metavar='S',
                    help='sim: seconds between the dynamic schemes\' counter polls and rounds (default the '
                         'app\'s, %g)' % SCHEME_DEFAULTS['period'])
+    p.add_argument('--flowlet-timeout', type=positive(float), default=None, metavar='US',
+                   help='sim, letflow: microseconds of silence that end a flowlet (default %g, the LetFlow '
+                        'paper\'s)' % SCHEME_DEFAULTS['flowlet_timeout_us'])
     p.add_argument('--out', default='results/bisection', help='results directory')
     p.add_argument('--summarize', metavar='RUN_DIR', nargs='+',
                    help='no experiment: redo the table, CSV, Markdown and plot of a finished run in place; '
@@ -141,6 +146,8 @@ def run_from_args(args, progress=None):
                          % (args.duration, args.omit))
     if args.period is not None and args.backend != 'sim':
         raise ValueError('--period is the simulated controller\'s (--backend sim)')
+    if args.flowlet_timeout is not None and args.backend != 'sim':
+        raise ValueError('--flowlet-timeout is the simulated letflow scheme\'s (--backend sim)')
     if args.control_delay < 0:
         raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
     if args.min_rto is not None and (args.backend != 'sim' or args.min_rto <= 0):
@@ -163,6 +170,9 @@ def run_from_args(args, progress=None):
     if args.backend == 'sim':
         config['control_delay_ms'] = args.control_delay
         config['min_rto_ms'] = LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto
+        if 'letflow' in schemes:
+            config['flowlet_timeout_us'] = (SCHEME_DEFAULTS['flowlet_timeout_us']
+                                            if args.flowlet_timeout is None else args.flowlet_timeout)
         if args.period is not None:
             config['period_s'] = args.period
     else:

@@ -37,7 +37,7 @@ def config_seeds(config):
 # what runs must share to be summarized together (seeds and patterns are united)
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'schemes')
 # and what simulated runs must share beside them, carried into the merged configuration
-SIM_SETTINGS = ('min_rto_ms', 'control_delay_ms', 'period_s')
+SIM_SETTINGS = ('min_rto_ms', 'control_delay_ms', 'period_s', 'flowlet_timeout_us')
 
 
 def merge(saved_runs):
@@ -199,6 +199,8 @@ def sim_line(config):
         settings.append('control delay %g ms' % config['control_delay_ms'])
     if 'period_s' in config:
         settings.append('the dynamic schemes polled every %g s' % config['period_s'])
+    if 'flowlet_timeout_us' in config:
+        settings.append('letflow\'s flowlet timeout %g µs' % config['flowlet_timeout_us'])
     return 'Simulated on ns-3 (docs/simulator.md): %s.' % ', '.join(settings)
 
 

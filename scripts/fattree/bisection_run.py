@@ -5,6 +5,7 @@ import json
 import time
 import urllib.request
 
+from controller.fattree.scheme_parameters import SIMULATOR_ONLY, refuse_simulator_only
 from controller.fattree.scheme_strategies import DYNAMIC_SCHEMES
 from scripts.argtypes import positive
 from scripts.emulator.ovs import daemon_policy
@@ -15,7 +16,10 @@ from scripts.emulator.ports import free_port
 from scripts.emulator.traffic import TransferError
 from topologies.fattree import FatTree
 
-SCHEMES = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler')
+# Every scheme an experiment can run, in run order; the emulator refuses
+# those only the simulator runs, and they are named, never defaults.
+SCHEMES = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler', 'letflow')
+DEFAULT_SCHEMES = tuple(s for s in SCHEMES if s not in SIMULATOR_ONLY)
 FLOW_IDLE_S = 5  # per-flow entries' idle timeout
 RUN_ATTEMPTS = 3
 MININET_PREFIX = 'bx'  # fat-tree node names in Mininet: bxe0_0, bxh0_0_2, ...
@@ -52,6 +56,8 @@ class Fabrics:
     with another fat-tree emulation."""
 
     def __init__(self, config, progress):
+        for scheme in config['schemes']:  # before any fabric starts
+            refuse_simulator_only(scheme)
         self.config, self.progress = config, progress
         self.k, self.bw = config['k'], config['bw']
         self.hosts = [h.name for h in FatTree(self.k).hosts]

@@ -33,12 +33,13 @@ EPHEMERAL_PORTS = (32768, 60999)
 RUN_TIMEOUT_S = 3600
 
 
-def export_rules(topo, scheme, path, failed_links=()):
-    """The rules and groups the controller installs for ``scheme`` on
-    ``topo`` once it knows of ``failed_links``, every switch's, written to
-    ``path`` for OfPipeline::LoadExport."""
-    rules_export.write_export(rules_export.export_switches(topo, scheme, failed_links), path, topo=topo,
-                              scheme=scheme, failed_links=failed_links)
+def export_rules(topo, scheme, path, failed_links=(), scheme_params=None):
+    """The rules and groups the controller installs for ``scheme`` (with
+    ``scheme_params``, scheme_parameters) on ``topo`` once it knows of
+    ``failed_links``, every switch's, written to ``path`` for
+    OfPipeline::LoadExport."""
+    rules_export.write_export(rules_export.export_switches(topo, scheme, failed_links, **(scheme_params or {})),
+                              path, topo=topo, scheme=scheme, failed_links=failed_links)
 
 
 def _relay(stream, progress, kept):
@@ -101,7 +102,7 @@ def simulate(topo, scheme, flows, settings, progress=None, failures=(), control_
     down = [SimFailure(0.0, a, topo.port_to(a, b)) for a, b in failed_links]
     with tempfile.TemporaryDirectory(prefix='dcfabric-sim-') as work:
         rules, scenario = os.path.join(work, 'rules.txt'), os.path.join(work, 'scenario.txt')
-        export_rules(topo, scheme, rules, failed_links)
+        export_rules(topo, scheme, rules, failed_links, params)
         lines = scenario_lines(topo, rules, settings, flows, down + list(failures))
         with open(scenario, 'w') as f:
             f.write('\n'.join(lines + (controller.scenario_lines() if controller else [])) + '\n')
@@ -114,6 +115,14 @@ def run_settings(config, seed):
     return SimSettings(link_mbps=config['bw'], stop_s=config['omit'] + config['duration'],
                        measure_from_s=config['omit'], queue_packets=config['queue'], seed=seed,
                        min_rto_ms=config.get('min_rto_ms', LINUX_MIN_RTO_MS))
+
+
+# the run's config entries that set the schemes' parameters (scheme_parameters)
+SCHEME_SETTINGS = {'period_s': 'period', 'flowlet_timeout_us': 'flowlet_timeout_us'}
+
+
+def scheme_params_of(config):
+    return {param: config[key] for key, param in SCHEME_SETTINGS.items() if key in config}
 
 
 def scheme_network(scheme, k, pairs):
@@ -133,6 +142,9 @@ def simulation_record(result):
                   'simulated_s': result['simulated_s']}
     if 'controller' in result:
         simulation['controller'] = result['controller']
+    flowlets = [s['flowlets'] for s in result['switches'].values() if 'flowlets' in s]
+    if flowlets:  # letflow: the flowlets its switches started, each a random pick
+        simulation['flowlets'] = sum(flowlets)
     return simulation
 
 
@@ -145,7 +157,7 @@ def measure(scheme, pairs, config, seed, progress):
              for s, d in named]
     result = simulate(topo, scheme, flows, settings, progress,
                       control_delay_s=config.get('control_delay_ms', CONTROL_DELAY_S * 1e3) / 1e3,
-                      scheme_params={'period': config['period_s']} if 'period_s' in config else None)
+                      scheme_params=scheme_params_of(config))
     return [f['goodput_mbps'] for f in result['flows']], result
 
 

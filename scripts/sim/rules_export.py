@@ -19,8 +19,11 @@ OpenFlow port - 1) everywhere: matches, actions, watch ports, links.
     node NAME ROLE IPV4                every node (with ``topo``)
     link A PORT_A B PORT_B             every cable (with ``topo``)
     switch NAME                        the records below belong to it
-    group ID KIND {bucket WATCH ACTION...}...
-                                       KIND select | fast_failover | all;
+    group ID KIND [timeout_us=US] {bucket WATCH ACTION...}...
+                                       KIND select | fast_failover | all |
+                                       flowlet (no OpenFlow counterpart: a
+                                       random live bucket per flowlet, a
+                                       flowlet ending after timeout_us);
                                        WATCH a port or '-'
     flow TABLE PRIORITY COOKIE [FIELD=VALUE[/MASK]]... actions [ACTION]...
                                        [write_metadata=VALUE/MASK] [goto=TABLE]
@@ -57,7 +60,7 @@ def export_switches(topo, scheme, failed_links=(), failed_switches=(), **scheme_
         return {s.name: {'rules': nonblocking_rules(topo), 'groups': []} for s in topo.switches}
     if scheme not in SCHEMES:
         raise ValueError('unknown scheme %r; choose one of %s' % (scheme, ', '.join(SCHEME_CHOICES)))
-    strategy, tables = scheme_strategy(topo, scheme_config(dict(scheme_params, scheme=scheme)), time.monotonic,
+    strategy, tables = scheme_strategy(topo, scheme_config(dict(scheme_params, scheme=scheme), simulated=True), time.monotonic,
                                        failed_links, failed_switches)
     export = {}
     for name, table in tables.items():
@@ -128,6 +131,8 @@ def rule_line(rule):
 def group_line(group):
     """One Group as a ``group`` record."""
     tokens = ['group', str(group.group_id), group.kind]
+    if group.flowlet_timeout_us is not None:
+        tokens.append('timeout_us=%g' % group.flowlet_timeout_us)
     for watch_port, actions in group.buckets:
         tokens += ['bucket', '-' if watch_port is None else str(model_port(watch_port))]
         tokens += [_action(a) for a in actions]

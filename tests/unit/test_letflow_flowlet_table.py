@@ -1,4 +1,4 @@
-"""The C++ flowlet table (scripts/letflow/ns3/flowlet_table.h) under a controlled clock."""
+"""The C++ flowlet table (scripts/sim/ns3/flowlet_table.h) under a controlled clock."""
 
 import subprocess
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 SOURCE_DIR = Path(__file__).resolve().parent
 BUILD_DIR = SOURCE_DIR / "bin"
-# host_tcp.h: the hosts' TCP and main() the fat-tree simulator shares
-HEADERS = [SOURCE_DIR / "flowlet_table.h", SOURCE_DIR.parent.parent / "sim" / "ns3" / "host_tcp.h"]
+# shared with the fat-tree simulator: the flowlet table (its pipeline's flowlet
+# groups), the hosts' TCP and main()
+SHARED_DIR = SOURCE_DIR.parent.parent / "sim" / "ns3"
+HEADERS = [SHARED_DIR / "flowlet_table.h", SHARED_DIR / "host_tcp.h"]
 NS3_MODULES = ["core", "network", "internet", "point-to-point", "applications",
                "traffic-control"]
 CXXFLAGS = ["-std=c++20", "-O3", "-DNDEBUG", "-Wall", "-Wno-unused-parameter"]

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "flowlet_table.h"
+#include "../../sim/ns3/flowlet_table.h"
 
 int main() {
   try {
@@ -26,10 +26,10 @@ int main() {
     letflow::WeightedChoice choice(weights);
     letflow::FlowletTable table(table_size);
     std::mt19937_64 rng(seed);
-    uint64_t next_check_ns = delta_ns;
+    letflow::PacketClockChecker checker(delta_ns);
     uint64_t time_ns, hash;
     while (std::cin >> time_ns >> hash) {
-      for (; next_check_ns <= time_ns; next_check_ns += delta_ns) table.Age();
+      checker.RunUntil(time_ns, table);
       auto d = table.Lookup(hash, [&] { return choice.PickRandom(rng); });
       std::cout << d.port << ' ' << (d.new_flowlet ? 1 : 0) << '\n';
     }

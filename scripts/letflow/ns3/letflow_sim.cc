@@ -26,7 +26,7 @@
 #include "ns3/traffic-control-module.h"
 
 #include "../../sim/ns3/host_tcp.h"
-#include "flowlet_table.h"
+#include "../../sim/ns3/flowlet_table.h"
 
 using namespace ns3;
 
@@ -44,7 +44,7 @@ struct Scenario {
   uint64_t seed = 1;
   Scheme scheme = Scheme::kLetFlow;
   double flowlet_timeout_us = 500;
-  size_t flowlet_table_size = 65536;
+  size_t flowlet_table_size = letflow::kPaperTableSize;
   int leaves = 2, spines = 2, hosts_per_leaf = 8;
   double host_rate_gbps = 1, link_delay_us = 10;
   uint32_t queue_packets = 100;

@@ -13,19 +13,19 @@ from scripts.letflow.ns3.build import build_main, build_program
 
 SOURCE_DIR = Path(__file__).resolve().parent
 BUILD_DIR = SOURCE_DIR / "bin"
-PIPELINE = SOURCE_DIR / "of_pipeline.h"
+PIPELINE = [SOURCE_DIR / "of_pipeline.h", SOURCE_DIR / "flowlet_table.h"]
 HOST_TCP = SOURCE_DIR / "host_tcp.h"
 
 
 def path_trace(force: bool = False) -> Path:
     """The driver that walks packets through an export (needs only g++)."""
-    return build_program(SOURCE_DIR / "path_trace.cc", BUILD_DIR / "path_trace", [PIPELINE],
+    return build_program(SOURCE_DIR / "path_trace.cc", BUILD_DIR / "path_trace", PIPELINE,
                          force=force)
 
 
 def simulator(force: bool = False) -> Path:
     """The ns-3 fat-tree whose switches run the exported rules."""
-    return build_program(SOURCE_DIR / "fattree_sim.cc", BUILD_DIR / "fattree_sim", [PIPELINE, HOST_TCP],
+    return build_program(SOURCE_DIR / "fattree_sim.cc", BUILD_DIR / "fattree_sim", [*PIPELINE, HOST_TCP],
                          with_ns3=True, force=force)
 
 

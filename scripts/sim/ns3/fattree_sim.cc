@@ -256,7 +256,8 @@ class PipelineSwitch {
     }
     bool dec_ttl = false, to_controller = false;
     dcfabric::PacketFields matched = fields;  // Forward may rewrite fields
-    int out = pipeline_->Forward(fields, packet->GetSize(), live_, &dec_ttl, &to_controller);
+    int out = pipeline_->Forward(fields, packet->GetSize(), Simulator::Now().GetNanoSeconds(), live_,
+                                 &dec_ttl, &to_controller);
     if (to_controller && packet_in_) {
       packet_in_(this, matched, out < 0 ? packet : nullptr);
       if (out < 0) return;  // held for the controller
@@ -474,6 +475,7 @@ void Run(const Scenario& sc, std::ostream& out) {
     auto it = pipelines.find(name);
     if (it == pipelines.end())
       throw std::invalid_argument("the pipeline export " + sc.pipeline_path + " has no switch " + name);
+    it->second.SeedFlowlets(sc.seed * 1000003 + switches.size());  // the run's seed, apart per switch
     Ptr<Node> node = CreateObject<Node>();
     nodes[name] = node;
     switches[name] = std::make_unique<PipelineSwitch>(name, node, &it->second,
@@ -666,7 +668,17 @@ void Run(const Scenario& sc, std::ostream& out) {
       out << "]";
       first_group = false;
     }
-    out << "}, \"ports\": {";
+    out << "}";
+    // Flowlet groups: the flowlets started, each a random pick of a bucket.
+    uint64_t flowlets = 0;
+    bool has_flowlets = false;
+    for (const auto& [id, group] : s.pipeline().Groups()) {
+      if (group.kind != dcfabric::GroupEntry::kFlowlet) continue;
+      has_flowlets = true;
+      flowlets += group.flowlets;
+    }
+    if (has_flowlets) out << ", \"flowlets\": " << flowlets;
+    out << ", \"ports\": {";
     bool first_port = true;
     for (int port : s.Ports()) {
       const PortDrops& d = s.port_drops()[port];

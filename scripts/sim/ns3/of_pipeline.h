@@ -23,6 +23,15 @@
 // slots filled by the Webster method, which for equal weights is slot s ->
 // bucket s mod n; a dead bucket passes to the next slot's. Not modelled:
 // weights other than equal, and the L2 hash OVS falls back to for non-IP.
+//
+// Flowlet groups (kind "flowlet", no OpenFlow counterpart: the letflow
+// scheme's, which only this pipeline executes) are LetFlow's load balancer:
+// the switch's one flowlet table (flowlet_table.h, the paper's 64K entries,
+// indexed by a salted 64-bit hash of the 5-tuple) keeps a flowlet on its
+// bucket; a new flowlet, or one whose bucket went dead, takes a uniformly
+// random live bucket from the switch's own generator. The table's checker
+// runs every flowlet timeout (Delta) on the packets' clock, so a flowlet
+// ends after Delta to 2 Delta of silence, as in the paper.
 #pragma once
 
 #include <algorithm>
@@ -31,10 +40,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "flowlet_table.h"
 
 namespace dcfabric {
 
@@ -211,10 +223,12 @@ struct Bucket {
 };
 
 struct GroupEntry {
-  enum Kind { kSelect, kFastFailover } kind;
+  enum Kind { kSelect, kFastFailover, kFlowlet } kind;
   uint32_t id = 0;
   std::vector<Bucket> buckets;
   uint32_t hash_mask = 0;  // select: slots - 1
+  uint64_t flowlet_timeout_ns = 0;  // flowlet: the table's checker period
+  uint64_t flowlets = 0;  // flowlet: flowlets started (each a random pick)
   Counters counters;
 };
 
@@ -315,9 +329,13 @@ inline GroupEntry ParseGroup(const std::string& line) {
     throw std::invalid_argument("not a group record: " + line);
   if (kind == "select") g.kind = GroupEntry::kSelect;
   else if (kind == "fast_failover") g.kind = GroupEntry::kFastFailover;
+  else if (kind == "flowlet") g.kind = GroupEntry::kFlowlet;
   else throw std::invalid_argument("unsupported group type " + kind + " in " + line);
   for (std::string token; in >> token;) {
-    if (token == "bucket") {
+    auto [key, value] = detail::Split(token, '=');
+    if (key == "timeout_us" && g.kind == GroupEntry::kFlowlet && g.buckets.empty()) {
+      g.flowlet_timeout_ns = uint64_t(std::stod(value) * 1e3 + 0.5);
+    } else if (token == "bucket") {
       std::string watch;
       if (!(in >> watch)) throw std::invalid_argument("bucket without watch port: " + line);
       g.buckets.push_back(Bucket{watch == "-" ? -1 : int(detail::Number(watch)), {}, {}});
@@ -327,6 +345,8 @@ inline GroupEntry ParseGroup(const std::string& line) {
     }
   }
   if (g.buckets.empty()) throw std::invalid_argument("group without buckets: " + line);
+  if (g.kind == GroupEntry::kFlowlet && g.flowlet_timeout_ns == 0)
+    throw std::invalid_argument("flowlet group without a positive timeout_us: " + line);
   // OVS 3.1: max(16, next power of two of total weight / least weight) slots.
   uint32_t slots = 16;
   while (slots < g.buckets.size()) slots <<= 1;
@@ -364,19 +384,30 @@ class OfPipeline {
     return switches;
   }
 
-  // The model port a packet leaves by, or -1 (dropped, or held by the
-  // controller: *to_controller says which). *dec_ttl: the caller
-  // decrements the TTL (and drops at 0, as OVS's dec_ttl does). Counts the
-  // hit of every entry, group and bucket on the way. ``port_live(port)``
-  // is a port's OFPPS_LIVE, read by groups' watch ports.
-  int Forward(PacketFields& p, uint32_t bytes, const std::function<bool(uint32_t)>& port_live,
-              bool* dec_ttl, bool* to_controller = nullptr) {
+  // The model port a packet of ``bytes`` arriving at ``now_ns`` leaves by,
+  // or -1 (dropped, or held by the controller: *to_controller says which).
+  // *dec_ttl: the caller decrements the TTL (and drops at 0, as OVS's
+  // dec_ttl does). Counts the hit of every entry, group and bucket on the
+  // way. ``port_live(port)`` is a port's OFPPS_LIVE, read by groups' watch
+  // ports. Only flowlet groups read the clock, which must not go back.
+  int Forward(PacketFields& p, uint32_t bytes, uint64_t now_ns,
+              const std::function<bool(uint32_t)>& port_live, bool* dec_ttl,
+              bool* to_controller = nullptr) {
+    now_ns_ = now_ns;
     return Run(p, bytes, port_live, dec_ttl, to_controller);
   }
-  int Forward(PacketFields& p, uint32_t bytes, const std::vector<bool>& port_live, bool* dec_ttl,
-              bool* to_controller = nullptr) {
+  int Forward(PacketFields& p, uint32_t bytes, uint64_t now_ns, const std::vector<bool>& port_live,
+              bool* dec_ttl, bool* to_controller = nullptr) {
+    now_ns_ = now_ns;
     return Run(p, bytes, [&](uint32_t port) { return port < port_live.size() && port_live[port]; },
                dec_ttl, to_controller);
+  }
+
+  // The seed of the switch's random source: its flowlet groups' picks and
+  // its flowlet table's hash salt (so switches hash a flow independently).
+  void SeedFlowlets(uint64_t seed) {
+    rng_.seed(seed);
+    flowlet_salt_ = rng_();
   }
 
   // OFPFC_ADD of a "flow" record: an entry of the same table, priority and
@@ -417,6 +448,12 @@ class OfPipeline {
   }
 
   void AddGroup(GroupEntry g) {
+    if (g.kind == GroupEntry::kFlowlet) {
+      if (!flowlets_)
+        flowlets_ = std::make_unique<Flowlets>(g.flowlet_timeout_ns);
+      else if (flowlets_->checker.delta_ns() != g.flowlet_timeout_ns)
+        throw std::invalid_argument("flowlet groups of one switch share its table's timeout");
+    }
     uint32_t id = g.id;
     if (!groups_.emplace(id, std::move(g)).second)
       throw std::invalid_argument("duplicate group " + std::to_string(id));
@@ -449,12 +486,31 @@ class OfPipeline {
         if (alive(b)) return &b;
       return nullptr;
     }
+    if (g.kind == GroupEntry::kFlowlet) return PickFlowletBucket(g, p, alive);
     uint32_t hash = SymmetricL3L4Hash(p);
     for (uint32_t i = 0; i <= g.hash_mask; ++i) {
       Bucket& b = g.buckets[((hash + i) & g.hash_mask) % g.buckets.size()];
       if (alive(b)) return &b;
     }
     return nullptr;
+  }
+
+  template <class Alive>
+  Bucket* PickFlowletBucket(GroupEntry& g, const PacketFields& p, const Alive& alive) {
+    if (std::none_of(g.buckets.begin(), g.buckets.end(), alive)) return nullptr;
+    flowlets_->checker.RunUntil(now_ns_, flowlets_->table);
+    uint64_t hash = letflow::HashFiveTuple(p.ipv4_src, p.ipv4_dst, p.ip_proto, p.tp_src, p.tp_dst,
+                                           flowlet_salt_);
+    auto choose = [&] {
+      std::vector<double> live;
+      for (const Bucket& b : g.buckets) live.push_back(alive(b) ? 1 : 0);
+      return letflow::WeightedChoice(live).PickRandom(rng_);
+    };
+    // An entry of another group with more buckets may hold an index this one lacks.
+    auto usable = [&](uint16_t i) { return i < g.buckets.size() && alive(g.buckets[i]); };
+    letflow::FlowletTable::Decision d = flowlets_->table.Lookup(hash, choose, usable);
+    g.flowlets += d.new_flowlet;
+    return &g.buckets[d.port];
   }
 
   template <class Live>
@@ -508,6 +564,18 @@ class OfPipeline {
   std::map<int, std::vector<std::unique_ptr<FlowEntry>>> tables_;  // highest priority first
   std::map<uint32_t, GroupEntry> groups_;
   uint64_t next_id_ = 0;
+
+  // LetFlow's flowlet table, one per switch as in the paper, made with the
+  // switch's first flowlet group.
+  struct Flowlets {
+    explicit Flowlets(uint64_t timeout_ns) : checker(timeout_ns) {}
+    letflow::FlowletTable table{letflow::kPaperTableSize};
+    letflow::PacketClockChecker checker;
+  };
+  std::unique_ptr<Flowlets> flowlets_;
+  std::mt19937_64 rng_{1};
+  uint64_t flowlet_salt_ = 0;
+  uint64_t now_ns_ = 0;  // the packet being forwarded arrived then
 };
 
 }  // namespace dcfabric

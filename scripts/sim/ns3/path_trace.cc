@@ -4,6 +4,7 @@
 // queries, one a line:
 //   dead_link A B          the link's ports are not live
 //   dead_switch S          nor are S's ports and those facing it; S forwards nothing
+//   at NS                  the traces that follow happen at NS (from 0; flowlet groups read it)
 //   trace SRC DST PROTO SPORT DPORT BYTES
 // stdout: per trace "SRC DST PROTO SPORT DPORT: SW:PORT... -> END" with END
 // one of HOST (delivered), drop@SW, controller@SW (held there), dead@SW
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
     Topology topo = ReadTopology(argv[1]);
     std::set<std::pair<std::string, std::string>> dead_links;
     std::set<std::string> dead_switches;
+    uint64_t now_ns = 0;
     auto live = [&](const std::string& sw, uint32_t port) {
       auto it = topo.peer.find({sw, port});
       if (it == topo.peer.end() || dead_switches.count(sw) || dead_switches.count(it->second.first))
@@ -76,6 +78,8 @@ int main(int argc, char** argv) {
         dead_links.insert({b, a});
       } else if (kind == "dead_switch" && words >> a) {
         dead_switches.insert(a);
+      } else if (kind == "at") {
+        if (!(words >> now_ns)) throw std::invalid_argument("bad time: " + line);
       } else if (kind == "trace") {
         unsigned proto, sport, dport, bytes;
         if (!(words >> a >> b >> proto >> sport >> dport >> bytes))
@@ -98,7 +102,7 @@ int main(int argc, char** argv) {
           bool dec_ttl = false, to_controller = false;
           std::string sw = node;
           int out = switches.at(sw).Forward(
-              p, bytes, [&](uint32_t q) { return live(sw, q); }, &dec_ttl, &to_controller);
+              p, bytes, now_ns, [&](uint32_t q) { return live(sw, q); }, &dec_ttl, &to_controller);
           if (out < 0) { end = (to_controller ? "controller@" : "drop@") + sw; break; }
           if (dec_ttl && --ttl == 0) { end = "ttl@" + sw; break; }
           std::cout << ' ' << sw << ':' << out;

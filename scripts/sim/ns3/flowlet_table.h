@@ -1,9 +1,12 @@
 // LetFlow flowlet table as in section 3 of the LetFlow paper (NSDI 2017):
 // entries of {port, valid bit, age bit} indexed by a hash of the 5-tuple, and
 // a checker that runs every Delta.  Kept free of ns-3 types so the same code is
-// driven by the simulator and by the controlled-clock trace tool in tests.
+// driven by both simulators (the LetFlow leaf-spine's load balancer, the
+// fat-tree pipeline's flowlet groups) and by the controlled-clock trace tool
+// in tests.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
@@ -43,6 +46,9 @@ class WeightedChoice {
   std::vector<double> cumulative_;
 };
 
+// The paper's table: 64K entries (section 3, its hardware cost).
+constexpr size_t kPaperTableSize = 65536;
+
 class FlowletTable {
  public:
   struct Entry {
@@ -67,16 +73,23 @@ class FlowletTable {
   // hardware.
   template <class Chooser>
   Decision Lookup(uint64_t hash, Chooser&& choose) {
+    return Lookup(hash, choose, [](uint16_t) { return true; });
+  }
+
+  // As above, but an active entry whose port `usable(port)` refuses (its link
+  // went down) starts a new flowlet too.
+  template <class Chooser, class Usable>
+  Decision Lookup(uint64_t hash, Chooser&& choose, Usable&& usable) {
     size_t index = hash % entries_.size();
     Entry& e = entries_[index];
-    if (e.valid) {
+    if (e.valid && usable(e.port)) {
       e.age = false;
       return {e.port, false};
     }
+    if (!e.valid) active_.push_back(static_cast<uint32_t>(index));
     e.port = static_cast<uint16_t>(choose());
     e.valid = true;
     e.age = false;
-    active_.push_back(static_cast<uint32_t>(index));
     return {e.port, true};
   }
 
@@ -103,6 +116,28 @@ class FlowletTable {
  private:
   std::vector<Entry> entries_;
   std::vector<uint32_t> active_;
+};
+
+// The checker driven by packets' timestamps instead of a timer: before the
+// packet at `now_ns` is looked up, it runs the checks due at every multiple of
+// Delta up to and including `now_ns`, as a timer every Delta from time 0
+// would.  Two checks expire every entry, so a long silence costs two sweeps.
+class PacketClockChecker {
+ public:
+  explicit PacketClockChecker(uint64_t delta_ns) : delta_ns_(delta_ns), next_ns_(delta_ns) {
+    if (delta_ns == 0) throw std::invalid_argument("the flowlet timeout must be positive");
+  }
+  uint64_t delta_ns() const { return delta_ns_; }
+
+  void RunUntil(uint64_t now_ns, FlowletTable& table) {
+    if (now_ns < next_ns_) return;
+    uint64_t due = (now_ns - next_ns_) / delta_ns_ + 1;
+    for (uint64_t i = 0; i < std::min<uint64_t>(due, 2); ++i) table.Age();
+    next_ns_ += due * delta_ns_;
+  }
+
+ private:
+  uint64_t delta_ns_, next_ns_;
 };
 
 // 64-bit mix of a 5-tuple (splitmix64 finaliser) with a per-switch salt, so
