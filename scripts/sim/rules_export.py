@@ -60,8 +60,8 @@ def export_switches(topo, scheme, failed_links=(), failed_switches=(), **scheme_
         return {s.name: {'rules': nonblocking_rules(topo), 'groups': []} for s in topo.switches}
     if scheme not in SCHEMES:
         raise ValueError('unknown scheme %r; choose one of %s' % (scheme, ', '.join(SCHEME_CHOICES)))
-    strategy, tables = scheme_strategy(topo, scheme_config(dict(scheme_params, scheme=scheme), simulated=True), time.monotonic,
-                                       failed_links, failed_switches)
+    conf = scheme_config(dict(scheme_params, scheme=scheme), simulated=True)
+    strategy, tables = scheme_strategy(topo, conf, time.monotonic, failed_links, failed_switches)
     export = {}
     for name, table in tables.items():
         rules, groups = compile_table(table)
