@@ -1,6 +1,8 @@
-"""Where a measurement's result goes: a JSON file under results/, and its table on stdout."""
+"""Where a measurement's result goes: a JSON file under results/, and its table on
+stdout; and the machine it was measured on."""
 import json
 import os
+import platform
 
 
 def write_result(out_dir, name, result, markdown):
@@ -9,3 +11,21 @@ def write_result(out_dir, name, result, markdown):
     with open(os.path.join(out_dir, name), 'w') as f:
         json.dump(result, f, indent=1)
     print(markdown(result))
+
+
+def machine():
+    """What a result records of the machine it was measured on."""
+    return {'python': platform.python_version(), 'implementation': platform.python_implementation(),
+            'cpu_count': os.cpu_count(), 'machine': platform.machine(), 'system': platform.platform(),
+            'processor': _cpu_model()}
+
+
+def _cpu_model():
+    try:
+        with open('/proc/cpuinfo') as info:
+            for line in info:
+                if line.startswith('model name'):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None

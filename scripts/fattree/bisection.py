@@ -57,7 +57,7 @@ from scripts.fattree.bisection_report import format_table, merge, summarize, wri
 from scripts.fattree.bisection_run import (
     DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment)
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
-from scripts.fattree.recompute_benchmark import machine
+from scripts.results import machine
 from scripts.sim.controller_loop import CONTROL_DELAY_S
 from scripts.sim.network import LINUX_MIN_RTO_MS
 from topologies.fattree import FatTree
@@ -93,9 +93,10 @@ def add_arguments(p):
     p.add_argument('--backend', choices=BACKENDS, default='emulator',
                    help='emulator (Mininet, OVS, the hosts\' TCP; default) or sim (ns-3, the switches '
                         'executing the controller\'s exported rules)')
-    p.add_argument('--control-delay', type=float, default=CONTROL_DELAY_S * 1e3, metavar='MS',
+    p.add_argument('--control-delay', type=float, default=None, metavar='MS',
                    help='sim: ms from a poll or packet-in to its flow-mods taking effect (stats reply or '
-                        'packet-in, flow-mods, packet-out on a control channel; default %(default)g)')
+                        'packet-in, flow-mods, packet-out on a control channel; default %g)'
+                        % (CONTROL_DELAY_S * 1e3))
     p.add_argument('--min-rto', type=float, default=None, metavar='MS',
                    help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
                         'emulator\'s hosts; datacenter hosts tuned for microsecond RTTs use 1-10)' % LINUX_MIN_RTO_MS)
@@ -148,8 +149,9 @@ def run_from_args(args, progress=None):
         raise ValueError('--period is the simulated controller\'s (--backend sim)')
     if args.flowlet_timeout is not None and args.backend != 'sim':
         raise ValueError('--flowlet-timeout is the simulated letflow scheme\'s (--backend sim)')
-    if args.control_delay < 0:
-        raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
+    if args.control_delay is not None and (args.backend != 'sim' or args.control_delay < 0):
+        raise ValueError('--control-delay is the simulated controller\'s (--backend sim) and must not be '
+                         'negative, got %g' % args.control_delay)
     if args.min_rto is not None and (args.backend != 'sim' or args.min_rto <= 0):
         raise ValueError('--min-rto is the simulated hosts\' (--backend sim) and must be positive, got %g'
                          % args.min_rto)
@@ -168,7 +170,7 @@ def run_from_args(args, progress=None):
               'seeds': seeds, 'patterns': args.patterns, 'schemes': schemes,
               'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
     if args.backend == 'sim':
-        config['control_delay_ms'] = args.control_delay
+        config['control_delay_ms'] = CONTROL_DELAY_S * 1e3 if args.control_delay is None else args.control_delay
         config['min_rto_ms'] = LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto
         if 'letflow' in schemes:
             config['flowlet_timeout_us'] = (SCHEME_DEFAULTS['flowlet_timeout_us']

@@ -53,7 +53,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import random
 import statistics
 import sys
@@ -68,6 +67,7 @@ from controller.openflow.staging import dependencies, forwarding_changes, stages
 from controller.ryuapp import ofp
 from scripts.argtypes import fattree_k, positive
 from scripts.emulator.progress import progress
+from scripts.results import machine
 from topologies.fattree import FatTree, aggregation_name, core_name, edge_name
 
 BURST_LINKS = 20
@@ -286,23 +286,6 @@ def reaction_line(k, name, r):
                                                                     r['changed_switches'])
             % (k, name, r['reaction_s'], r['recompute_s'], r['plan_s'], r['messages_s'], len(r['stages']),
                '' if len(r['stages']) == 1 else 's'))
-
-
-def machine():
-    return {'python': platform.python_version(), 'implementation': platform.python_implementation(),
-            'cpu_count': os.cpu_count(), 'machine': platform.machine(), 'system': platform.platform(),
-            'processor': _cpu_model()}
-
-
-def _cpu_model():
-    try:
-        with open('/proc/cpuinfo') as info:
-            for line in info:
-                if line.startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None
 
 
 def main(argv=None):

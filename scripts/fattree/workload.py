@@ -39,9 +39,9 @@ from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
 from scripts.fattree.bisection import BACKENDS
-from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config
+from scripts.fattree.bisection_run import DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, daemons_config
 from scripts.fattree.patterns import WORKLOAD_PATTERNS
-from scripts.fattree.recompute_benchmark import machine
+from scripts.results import machine
 from scripts.sim.controller_loop import CONTROL_DELAY_S
 from scripts.sim.network import LINUX_MIN_RTO_MS, SimSettings
 from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
@@ -81,8 +81,9 @@ def add_arguments(p):
     p.add_argument('--pattern', choices=WORKLOAD_PATTERNS, default='all-to-all',
                    help='where a flow goes: any other host, one fixed host (a random permutation), '
                         'a host in another pod')
-    p.add_argument('--schemes', nargs='+', default=list(SCHEMES), choices=SCHEMES,
-                   help='schemes to run (default: all); nonblocking is the reference switch')
+    p.add_argument('--schemes', nargs='+', default=list(DEFAULT_SCHEMES), choices=SCHEMES,
+                   help='schemes to run (default: all but letflow, which runs on the simulator only); '
+                        'nonblocking is the reference switch')
     add_seed_options(p, reps=1, seed_base=1, per='draw of the flows')
     p.add_argument('--fail', type=fail_link, nargs='+', default=[], metavar='LINK',
                    help='fat-tree switch links to fail (carrier down) for the whole run, e.g. a0_2-c1_1')

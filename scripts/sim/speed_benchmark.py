@@ -142,7 +142,7 @@ def _build_description():
 
 def main(argv=None):
     from scripts.emulator.progress import progress
-    from scripts.fattree.recompute_benchmark import machine
+    from scripts.results import machine
 
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

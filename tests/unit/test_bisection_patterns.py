@@ -156,7 +156,9 @@ def test_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
     (['--min-rto', '5'], r"--min-rto is the simulated hosts' \(--backend sim\)"),
     (['--backend', 'sim', '--min-rto', '0'], 'must be positive, got 0'),
     (['--duration', '0.5'], "the emulator's iperf3 runs whole seconds"),
-    (['--period', '0.01'], r"--period is the simulated controller's \(--backend sim\)")])
+    (['--period', '0.01'], r"--period is the simulated controller's \(--backend sim\)"),
+    (['--control-delay', '2'], r"--control-delay is the simulated controller's \(--backend sim\)"),
+    (['--backend', 'sim', '--control-delay', '-1'], 'must not be negative, got -1')])
 def test_ambiguous_seeds_are_refused_before_any_emulation(argv, message):
     with pytest.raises(SystemExit, match=message):
         bisection.main(argv + ['--out', '/nonexistent'])
