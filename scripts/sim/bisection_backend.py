@@ -4,7 +4,8 @@ pure code), writes the scenario (scripts/sim/network.py), runs
 scripts/sim/ns3/fattree_sim and reads its per-flow goodput. The dynamic
 schemes run with their controller in the loop (scripts/sim/controller_loop.py:
 the app's own strategies, polled in simulated time, their flow-mods applied a
-control delay later).
+control delay later); failures during a run reach the routing controller
+(scripts/sim/failure_reaction.py), whose staged update follows.
 
 Flows run from 0 to omit + duration and count from omit on, as the
 emulator's iperf3 -O omit -t duration. The non-blocking reference is the
@@ -20,7 +21,8 @@ import threading
 
 from scripts.sim import rules_export
 from scripts.sim.controller_loop import (
-    CONTROL_DELAY_S, DYNAMIC_SCHEMES, ControllerLoop, SimulatorEnded)
+    CONTROL_DELAY_S, DYNAMIC_SCHEMES, ControllerLoop, SimulatorEnded, serve)
+from scripts.sim.failure_reaction import FailureReaction
 from scripts.sim.ns3 import build
 from scripts.sim.network import LINUX_MIN_RTO_MS, SimFailure, SimFlow, SimSettings, scenario_lines
 from topologies.fattree import FatTree
@@ -55,9 +57,10 @@ def _sender(stdin):
     return send
 
 
-def _run(command, controller, progress):
-    """The simulator's stdout after ``controller`` (or none) has answered
-    its questions; its stderr goes to ``progress`` line by line."""
+def _run(command, handlers, progress):
+    """The simulator's stdout after ``handlers`` (controller_loop.serve's;
+    none: the simulator asks nothing) have answered its questions; its
+    stderr goes to ``progress`` line by line."""
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     errors = []
@@ -65,8 +68,8 @@ def _run(command, controller, progress):
     relay.start()
     ended = None
     try:
-        if controller:
-            controller.serve(proc.stdout, _sender(proc.stdin))
+        if handlers:
+            serve(proc.stdout, _sender(proc.stdin), handlers)
         out = proc.stdout.read()
     except (SimulatorEnded, BrokenPipeError) as err:
         ended = err  # the simulator stopped: its exit status and stderr say why
@@ -93,20 +96,30 @@ def simulate(topo, scheme, flows, settings, progress=None, failures=(), control_
     them; its flow-mods take effect ``control_delay_s`` after the question).
     ``failed_links`` (pairs of switch names) are down from the start, the
     rules and the controller computed for them; ``failures`` happen during
-    the run, unknown to both. Progress lines go to ``progress`` (default:
-    stderr)."""
+    the run: the switches' fast-failover groups repair locally once they
+    are detected, and the routing controller (FailureReaction, the app's
+    recompute and staged update, each stage ``control_delay_s`` after the
+    last) moves the switches to its state under them. Progress lines go to
+    ``progress`` (default: stderr)."""
     binary = build.simulator()
     params = dict({'link_mbps': settings.link_mbps}, **(scheme_params or {}))
     controller = (ControllerLoop(topo, scheme, params, control_delay_s, failed_links=failed_links)
                   if scheme in DYNAMIC_SCHEMES else None)
+    reaction = None
+    if failures:
+        reaction = (FailureReaction(topo, controller.strategy, failed_links, control_delay_s=control_delay_s)
+                    if controller else FailureReaction.for_scheme(topo, scheme, params, failed_links,
+                                                                  control_delay_s=control_delay_s))
+    handlers = dict(controller.handlers() if controller else {}, **(reaction.handlers() if reaction else {}))
     down = [SimFailure(0.0, a, topo.port_to(a, b)) for a, b in failed_links]
     with tempfile.TemporaryDirectory(prefix='dcfabric-sim-') as work:
         rules, scenario = os.path.join(work, 'rules.txt'), os.path.join(work, 'scenario.txt')
         export_rules(topo, scheme, rules, failed_links, params)
-        lines = scenario_lines(topo, rules, settings, flows, down + list(failures))
+        lines = scenario_lines(topo, rules, settings, flows, down + list(failures),
+                               reaction.scenario_line() if reaction else None)
         with open(scenario, 'w') as f:
             f.write('\n'.join(lines + (controller.scenario_lines() if controller else [])) + '\n')
-        out = _run([str(binary), scenario], controller,
+        out = _run([str(binary), scenario], handlers,
                    progress or (lambda m: print(m, file=sys.stderr, flush=True)))
     return json.loads(out)
 
@@ -137,11 +150,14 @@ def scheme_network(scheme, k, pairs):
 
 def simulation_record(result):
     """What a run's record keeps of its simulation: the cost and, for a
-    dynamic scheme, its controller's polls, packet-ins and flow-mods."""
+    dynamic scheme, its controller's polls, packet-ins and flow-mods, and
+    with failures during the run, the routing controller's recomputes,
+    stages and ops."""
     simulation = {'wall_s': round(result['wall_s'], 2), 'events': result['events'],
                   'simulated_s': result['simulated_s']}
-    if 'controller' in result:
-        simulation['controller'] = result['controller']
+    for controller in ('controller', 'routing_controller'):
+        if controller in result:
+            simulation[controller] = result[controller]
     flowlets = [s['flowlets'] for s in result['switches'].values() if 'flowlets' in s]
     if flowlets:  # letflow: the flowlets its switches started, each a random pick
         simulation['flowlets'] = sum(flowlets)

@@ -27,7 +27,9 @@ Protocol (lines; the simulator asks, one question at a time):
     done                                       then the simulator's JSON
 
 answered with ``add SWITCH RECORD``, ``delete SWITCH RECORD`` and
-``packet_out`` lines, then ``end``.
+``packet_out`` lines, then ``end``. One driver process answers every
+question of a run (``serve``): these and, when failures happen during the
+run, the routing controller's (scripts/sim/failure_reaction.py).
 """
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheme_parameters import scheme_config
@@ -61,10 +63,14 @@ def flow_of_record(record):
         raise ProtocolError('not a per-flow entry (%s): %s' % (err, record)) from None
 
 
+def change_lines(changes):
+    """EntryChanges as ``add``/``delete SWITCH RECORD`` lines."""
+    return ['%s %s %s' % ('delete' if c.remove else 'add', c.switch, rule_line(c.rule)) for c in changes]
+
+
 def answer_lines(changes, packet_out=False):
     """EntryChanges (and a packet-out) as the answer's lines, ``end`` last."""
-    lines = ['%s %s %s' % ('delete' if c.remove else 'add', c.switch, rule_line(c.rule)) for c in changes]
-    return lines + (['packet_out'] if packet_out else []) + ['end']
+    return change_lines(changes) + (['packet_out'] if packet_out else []) + ['end']
 
 
 class ControllerLoop:
@@ -116,6 +122,20 @@ class ControllerLoop:
             changes += self.strategy.counters(name, gathered[name], self.now)
         return answer_lines(changes)
 
+    def handlers(self):
+        """The questions this loop answers, for ``serve``."""
+        return {'poll': self._poll_question, 'packet_in': self._packet_in_question}
+
+    def _poll_question(self, words, body):
+        if len(words) != 2:
+            raise ProtocolError('expected "poll T", got %r' % ' '.join(words))
+        return self.poll(words, body)
+
+    def _packet_in_question(self, words, body):
+        if body:
+            raise ProtocolError('a packet_in has no further lines, got %r' % body[0])
+        return self.packet_in(words)
+
     def packet_in(self, words):
         """The first packet of a flow the switch does not know."""
         line = ' '.join(words)
@@ -129,26 +149,27 @@ class ControllerLoop:
             raise ProtocolError('bad packet_in %r: %s' % (line, err)) from None
         return answer_lines(self.strategy.new_flow(words[2], flow), self.strategy.resends_first_packet)
 
-    def serve(self, questions, answer):
-        """Answers the simulator until it says ``done``: ``questions`` yields
-        its lines, ``answer(lines)`` sends ours. ProtocolError if it stops
-        early or says something else."""
-        lines = iter(questions)
-        for line in lines:
-            words = line.split()
-            if words == ['done']:
-                return
-            body = []
-            for more in lines:
-                if more.strip() == 'end':
-                    break
-                body.append(more.rstrip('\n'))
-            else:
-                raise SimulatorEnded('the simulator stopped in the middle of %r' % line.strip())
-            if words[:1] == ['poll'] and len(words) == 2:
-                answer(self.poll(words, body))
-            elif words[:1] == ['packet_in'] and not body:
-                answer(self.packet_in(words))
-            else:
-                raise ProtocolError('unexpected message from the simulator: %r' % line.strip())
-        raise SimulatorEnded('the simulator ended without "done"')
+
+
+def serve(questions, answer, handlers):
+    """Answers the simulator until it says ``done``: ``questions`` yields
+    its lines, ``answer(lines)`` sends ours; ``handlers`` {a question's
+    first word: callable(its words, its further lines) -> the answer's
+    lines}. ProtocolError if it stops early or says something else."""
+    lines = iter(questions)
+    for line in lines:
+        words = line.split()
+        if words == ['done']:
+            return
+        body = []
+        for more in lines:
+            if more.strip() == 'end':
+                break
+            body.append(more.rstrip('\n'))
+        else:
+            raise SimulatorEnded('the simulator stopped in the middle of %r' % line.strip())
+        handler = handlers.get(words[0]) if words else None
+        if handler is None:
+            raise ProtocolError('unexpected message from the simulator: %r' % line.strip())
+        answer(handler(words, body))
+    raise SimulatorEnded('the simulator ended without "done"')

@@ -77,10 +77,13 @@ def detection_delay_ms(topo):
     return detection_ms(interval_for(max(len(topo.switch_links()), 1)))
 
 
-def scenario_lines(topo, pipeline_path, settings, flows, failures=()):
+def scenario_lines(topo, pipeline_path, settings, flows, failures=(), routing_controller=None):
     """The scenario file's lines for ``flows`` on ``topo``, whose switches
-    run the rules exported to ``pipeline_path``. ValueError names a flow or
-    failure the topology cannot have."""
+    run the rules exported to ``pipeline_path``. ``routing_controller``
+    (the line of scripts/sim/failure_reaction.FailureReaction's
+    scenario_line) makes ``failures`` reach the controller, which the
+    simulation then asks. ValueError names a flow or failure the topology
+    cannot have."""
     settings.check()
     lines = ['seed %d' % settings.seed, 'link_mbps %r' % float(settings.link_mbps),
              'link_delay_us %r' % float(settings.link_delay_us), 'queue_packets %d' % settings.queue_packets,
@@ -116,4 +119,6 @@ def scenario_lines(topo, pipeline_path, settings, flows, failures=()):
                              % (failure.at_s, failure.node, failure.port, topo.ports(failure.node)))
         else:
             lines.append('fail_link %r %s %d' % (float(failure.at_s), failure.node, failure.port))
+    if failures and routing_controller:
+        lines.append(routing_controller)
     return lines

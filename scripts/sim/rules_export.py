@@ -64,10 +64,17 @@ def export_switches(topo, scheme, failed_links=(), failed_switches=(), **scheme_
     strategy, tables = scheme_strategy(topo, conf, time.monotonic, failed_links, failed_switches)
     export = {}
     for name, table in tables.items():
-        rules, groups = compile_table(table)
-        export[name] = {'rules': rules + arp_responder_rules(topo, name) + strategy.rules(name),
-                        'groups': groups + strategy.groups(name)}
+        rules, groups = switch_state(name, compile_table(table), arp_responder_rules(topo, name), strategy)
+        export[name] = {'rules': rules, 'groups': groups}
     return export
+
+
+def switch_state(name, compiled, arp_rules, strategy):
+    """(rules, groups) of switch ``name`` as the app's rules_for and
+    groups_for put them together: its compiled two-level table
+    (compile_table's (rules, groups)), its ARP rules, the scheme's."""
+    rules, groups = compiled
+    return rules + arp_rules + strategy.rules(name), groups + strategy.groups(name)
 
 
 def scheme_strategy(topo, conf, clock, failed_links=(), failed_switches=(), log=None):

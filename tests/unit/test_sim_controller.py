@@ -8,7 +8,7 @@ import pytest
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheme_table0_rules import COOKIE_FLOW, flow_rule
 from scripts.sim import bisection_backend, controller_loop
-from scripts.sim.controller_loop import ControllerLoop, ProtocolError, flow_of_record
+from scripts.sim.controller_loop import ControllerLoop, ProtocolError, flow_of_record, serve
 from scripts.sim.network import SimFlow, SimSettings
 from scripts.sim.rules_export import rule_line
 from topologies.addressing import ip_to_int
@@ -51,7 +51,7 @@ def test_round_trip_packet_in_then_polls_in_simulated_time():
     asked = ['packet_in 0.0001 e0_0 6 %d %d 40000 5201' % (ip_to_int(FLOW.src), ip_to_int(FLOW.dst)),
              'end', 'done']
     answers = []
-    classifier.serve(iter(asked), answers.append)
+    serve(iter(asked), answers.append, classifier.handlers())
     (answer,) = answers
     assert answer[-2:] == ['packet_out', 'end']
     assert answer[0].startswith('add e0_0 flow 0 500 %#x' % COOKIE_FLOW) and 'output=' in answer[0]
@@ -62,7 +62,7 @@ def test_round_trip_packet_in_then_polls_in_simulated_time():
     asked = ['poll 1', 'end',
              'poll 2', entry('e0_0', 80_000, big, 1.5, FLOW, None), 'end', 'done']
     answers = []
-    scheduler.serve(iter(asked), answers.append)
+    serve(iter(asked), answers.append, scheduler.handlers())
     assert answers[0] == ['end']
     assert scheduler.now == 2.0
     placed = [line.split()[1] for line in answers[1] if line.startswith('add')]
@@ -83,7 +83,7 @@ def test_round_trip_packet_in_then_polls_in_simulated_time():
 def test_a_bad_message_from_the_simulator_is_named(asked, problem):
     loop = ControllerLoop(TOPO, 'scheduler', {'link_mbps': 1000})
     with pytest.raises(ProtocolError, match=problem):
-        loop.serve(iter(asked), lambda lines: None)
+        serve(iter(asked), lambda lines: None, loop.handlers())
 
 
 # Both from edge e0_0 to host ID 2 of another pod: two-level routing sends

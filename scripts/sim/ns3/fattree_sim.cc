@@ -19,6 +19,11 @@
 // (scripts/sim/controller_loop.py, which runs the schemes' own strategies)
 // and applies its flow-mods a control delay later; "done" then precedes the
 // JSON.
+//
+// With a "routing_controller" line a failure reaches the controller too
+// (RoutingController): once the ends' ports go not live the simulation asks
+// the driver (scripts/sim/failure_reaction.py, the app's own recompute)
+// and applies its changes stage by stage, as the app's update sends them.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,6 +89,8 @@ struct Scenario {
   double controller_period_s = 0, control_delay_s = 0;
   uint64_t polled_cookie = 0;  // the per-flow entries a poll reports
   std::vector<std::string> polled_switches;
+  // The routing controller's reaction to failures: batch < 0 means none.
+  double routing_batch_s = -1, routing_delay_s = 0;
   std::vector<std::string> switches;
   std::vector<std::pair<std::string, std::string>> hosts;  // (name, IPv4)
   std::vector<LinkSpec> links;
@@ -110,6 +117,9 @@ Scenario ReadScenario(const std::string& path) {
       std::string cookie;
       ok = bool(f >> s.controller_period_s >> s.control_delay_s >> cookie);
       if (ok) s.polled_cookie = dcfabric::detail::Number(cookie);
+    } else if (key == "routing_controller") {
+      ok = bool(f >> s.routing_batch_s >> s.routing_delay_s) && s.routing_batch_s >= 0 &&
+           s.routing_delay_s >= 0;
     } else if (key == "poll") {
       std::string name;
       ok = bool(f >> name);
@@ -215,6 +225,9 @@ class PipelineSwitch {
     installed_at_s_.try_emplace(pipeline_->AddFlow(line).id, now_s);
   }
   void DeleteFlowStrict(const std::string& line) { pipeline_->DeleteFlowStrict(line); }
+  void DeleteFlows(int table, uint64_t value, uint64_t mask) { pipeline_->DeleteFlows(table, value, mask); }
+  void AddOrModifyGroup(const std::string& line) { pipeline_->AddOrModifyGroup(dcfabric::ParseGroup(line)); }
+  void DeleteGroup(uint32_t id) { pipeline_->DeleteGroup(id); }
   double InstalledAt(const dcfabric::FlowEntry& e) const {
     auto it = installed_at_s_.find(e.id);
     return it == installed_at_s_.end() ? 0 : it->second;  // the export's: from the start
@@ -307,6 +320,21 @@ class PipelineSwitch {
   std::map<uint64_t, double> installed_at_s_;  // entry id -> when a flow-mod added it
 };
 
+// Sends the driver one question (its lines, then "end") and returns the
+// lines of its answer before its "end".
+std::vector<std::string> Exchange(std::istream& in, std::ostream& out, const std::string& question) {
+  out << question << "end" << std::endl;
+  std::vector<std::string> answer;
+  for (std::string line;;) {
+    if (!std::getline(in, line)) throw std::runtime_error("the controller closed the pipe");
+    std::istringstream words(line);
+    std::string kind;
+    words >> kind;
+    if (kind == "end") return answer;
+    answer.push_back(line);
+  }
+}
+
 // The controller in the loop, over a line protocol with the driver (the
 // simulation waits for each answer, so the controller takes no simulated
 // time to think; the control delay is what the messages take):
@@ -386,17 +414,13 @@ class ControllerLink {
     Simulator::Schedule(Seconds(delay_s_), [this, answer, flow] { Apply(answer, flow); });
   }
 
-  // Sends one question (its lines, then "end") and reads the answer.
+  // Sends one question and reads the answer.
   Answer Ask(const std::string& question) {
-    out_ << question << "end" << std::endl;
     Answer answer;
-    std::string line;
-    while (true) {
-      if (!std::getline(in_, line)) throw std::runtime_error("the controller closed the pipe");
+    for (const std::string& line : Exchange(in_, out_, question)) {
       std::istringstream words(line);
       std::string kind, name;
       words >> kind;
-      if (kind == "end") return answer;
       if (kind == "packet_out") {
         answer.packet_out = true;
         continue;
@@ -412,6 +436,7 @@ class ControllerLink {
         throw std::invalid_argument("bad controller reply '" + line + "': " + e.what());
       }
     }
+    return answer;
   }
 
   void Apply(const Answer& answer, FlowId flow) {
@@ -436,6 +461,144 @@ class ControllerLink {
   std::vector<PipelineSwitch*> polled_;
   std::map<FlowId, std::vector<std::pair<Ptr<Packet>, int>>> pending_;  // held packets
   uint64_t polls_ = 0, packet_ins_ = 0, flow_mods_ = 0;
+};
+
+// The routing controller's reaction to failures, as the Ryu app's
+// (controller/fattree/routing_app.py apply_failures, its staged update in
+// controller/ryuapp/fabric_app.py). Ports going not live are batched as the
+// app's debounce does: the recompute runs once no port has gone down for
+// batch_s. Then the simulation asks the driver
+//   -> ports_down T SWITCH PORT [SWITCH PORT]...   every port down since the last
+//   <- stage | add SWITCH FLOW_RECORD | delete SWITCH FLOW_RECORD (strict)
+//      | delete_table SWITCH TABLE METADATA/MASK (non-strict)
+//      | group SWITCH GROUP_RECORD (add or modify) | delete_group SWITCH ID ... end
+// and stage i's ops apply (i + 1) control delays after the recompute: each
+// stage goes out once the previous stage's barriers are answered, a round
+// trip each. A recompute that comes due while an update is still being
+// applied waits for its last stage.
+class RoutingController {
+ public:
+  RoutingController(const Scenario& sc, std::map<std::string, std::unique_ptr<PipelineSwitch>>* switches,
+                    std::istream& in, std::ostream& out)
+      : batch_s_(sc.routing_batch_s), delay_s_(sc.routing_delay_s), switches_(switches), in_(in),
+        out_(out) {}
+
+  // Ports the switches now read not live.
+  void PortsDown(const std::vector<std::pair<PipelineSwitch*, int>>& ports) {
+    down_.insert(down_.end(), ports.begin(), ports.end());
+    Simulator::Cancel(due_);
+    due_ = Simulator::Schedule(Seconds(batch_s_), [this] { Recompute(); });
+  }
+
+  uint64_t recomputes() const { return recomputes_; }
+  uint64_t stages() const { return stages_; }
+  uint64_t ops() const { return ops_; }
+
+ private:
+  struct Op {
+    enum Kind { kAdd, kDelete, kDeleteTable, kGroup, kDeleteGroup } kind;
+    PipelineSwitch* sw;
+    std::string record;  // add, delete, group
+    int table = 0;  // delete_table
+    uint64_t value = 0, mask = 0;  // delete_table's metadata; delete_group's id in value
+  };
+  using Stage = std::vector<Op>;
+
+  void Recompute() {
+    double now = Simulator::Now().GetSeconds();
+    if (now < busy_until_s_) {
+      due_ = Simulator::Schedule(Seconds(busy_until_s_ - now), [this] { Recompute(); });
+      return;
+    }
+    recomputes_++;
+    std::ostringstream msg;
+    msg.precision(9);
+    msg << "ports_down " << now;
+    for (const auto& [sw, port] : down_) msg << ' ' << sw->name() << ' ' << port;
+    msg << "\n";
+    down_.clear();
+    std::vector<Stage> plan = Ask(msg.str());
+    for (size_t i = 0; i < plan.size(); ++i) {
+      stages_++;
+      Simulator::Schedule(Seconds((i + 1) * delay_s_), [this, stage = plan[i]] { Apply(stage); });
+    }
+    busy_until_s_ = now + plan.size() * delay_s_;
+  }
+
+  PipelineSwitch* Switch(const std::string& name) const {
+    auto it = switches_->find(name);
+    if (it == switches_->end()) throw std::invalid_argument("no switch named " + name);
+    return it->second.get();
+  }
+
+  std::vector<Stage> Ask(const std::string& question) {
+    std::vector<Stage> plan;
+    for (const std::string& line : Exchange(in_, out_, question)) {
+      std::istringstream words(line);
+      std::string kind, name;
+      words >> kind;
+      try {
+        if (kind == "stage") {
+          plan.emplace_back();
+          continue;
+        }
+        if (plan.empty()) throw std::invalid_argument("an op before the first stage");
+        if (!(words >> name)) throw std::invalid_argument("no switch");
+        Op op{Op::kAdd, Switch(name)};
+        std::string rest;
+        std::getline(words >> std::ws, rest);
+        if (kind == "add" || kind == "delete") {
+          op.kind = kind == "add" ? Op::kAdd : Op::kDelete;
+          dcfabric::ParseFlow(rest);  // a bad record fails now, not at apply time
+          op.record = rest;
+        } else if (kind == "group") {
+          op.kind = Op::kGroup;
+          dcfabric::ParseGroup(rest);
+          op.record = rest;
+        } else if (kind == "delete_table") {
+          std::istringstream args(rest);
+          std::string metadata, extra;
+          if (!(args >> op.table >> metadata) || (args >> extra) || metadata.find('/') == std::string::npos)
+            throw std::invalid_argument("expected delete_table SWITCH TABLE METADATA/MASK");
+          op.kind = Op::kDeleteTable;
+          op.value = dcfabric::detail::Number(metadata.substr(0, metadata.find('/')));
+          op.mask = dcfabric::detail::Number(metadata.substr(metadata.find('/') + 1));
+        } else if (kind == "delete_group") {
+          op.kind = Op::kDeleteGroup;
+          op.value = dcfabric::detail::Number(rest);
+        } else {
+          throw std::invalid_argument("expected stage, add, delete, delete_table, group, delete_group or end");
+        }
+        plan.back().push_back(op);
+      } catch (const std::exception& e) {
+        throw std::invalid_argument("bad routing controller reply '" + line + "': " + e.what());
+      }
+    }
+    return plan;
+  }
+
+  void Apply(const Stage& stage) {
+    double now = Simulator::Now().GetSeconds();
+    for (const Op& op : stage) {
+      ops_++;
+      switch (op.kind) {
+        case Op::kAdd: op.sw->AddFlow(op.record, now); break;
+        case Op::kDelete: op.sw->DeleteFlowStrict(op.record); break;
+        case Op::kDeleteTable: op.sw->DeleteFlows(op.table, op.value, op.mask); break;
+        case Op::kGroup: op.sw->AddOrModifyGroup(op.record); break;
+        case Op::kDeleteGroup: op.sw->DeleteGroup(uint32_t(op.value)); break;
+      }
+    }
+  }
+
+  double batch_s_, delay_s_;
+  std::map<std::string, std::unique_ptr<PipelineSwitch>>* switches_;
+  std::istream& in_;
+  std::ostream& out_;
+  std::vector<std::pair<PipelineSwitch*, int>> down_;  // since the last recompute
+  EventId due_;
+  double busy_until_s_ = 0;
+  uint64_t recomputes_ = 0, stages_ = 0, ops_ = 0;
 };
 
 struct FlowState {
@@ -572,9 +735,14 @@ void Run(const Scenario& sc, std::ostream& out) {
     for (FlowState& st : state) st.received_at_measure_start = st.received;
   });
 
+  std::unique_ptr<RoutingController> routing;
+  if (sc.routing_batch_s >= 0) routing = std::make_unique<RoutingController>(sc, &switches, std::cin, out);
+
   // Failures: the link drops everything from at_s on; BFD's detection time
   // later the switches at its ends read the port not live, which is all a
-  // fast-failover group needs for its local repair.
+  // fast-failover group needs for its local repair, and the routing
+  // controller hears of it.
+  std::map<double, std::vector<std::pair<PipelineSwitch*, int>>> detected;  // detection time -> ports
   auto drop_all = CreateObject<RateErrorModel>();
   drop_all->SetRate(1.0);
   drop_all->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
@@ -588,10 +756,7 @@ void Run(const Scenario& sc, std::ostream& out) {
       Simulator::Schedule(Seconds(at_s), [d, drop_all] { d->SetReceiveErrorModel(drop_all); });
       auto sw = switches.find(e.first);
       if (sw != switches.end()) {
-        PipelineSwitch* s = sw->second.get();
-        int port = e.second;
-        Simulator::Schedule(Seconds(at_s) + MicroSeconds(sc.detection_ms * 1e3),
-                            [s, port] { s->SetLive(port, false); });
+        detected[at_s].push_back({sw->second.get(), e.second});
       }
     }
   };
@@ -604,6 +769,12 @@ void Run(const Scenario& sc, std::ostream& out) {
     if (sw == switches.end()) throw std::invalid_argument("fail_switch names unknown switch " + fa.node);
     for (int port : sw->second->Ports()) fail_port({fa.node, port}, fa.at_s);
   }
+  for (const auto& [at_s, ports] : detected)
+    Simulator::Schedule(Seconds(at_s) + MicroSeconds(sc.detection_ms * 1e3),
+                        [ports = ports, r = routing.get()] {
+                          for (const auto& [s, port] : ports) s->SetLive(port, false);
+                          if (r) r->PortsDown(ports);
+                        });
 
   std::unique_ptr<ControllerLink> controller;
   if (sc.controller_period_s > 0)
@@ -626,12 +797,15 @@ void Run(const Scenario& sc, std::ostream& out) {
   double measured_s = sc.stop_s - sc.measure_from_s;
 
   out.precision(9);
-  if (controller) out << "done\n";
+  if (controller || routing) out << "done\n";
   out << "{\"simulated_s\": " << Simulator::Now().GetSeconds() << ", \"wall_s\": " << wall_s()
       << ", \"events\": " << Simulator::GetEventCount() << ", \"measured_s\": " << measured_s;
   if (controller)
     out << ", \"controller\": {\"polls\": " << controller->polls() << ", \"packet_ins\": "
         << controller->packet_ins() << ", \"flow_mods\": " << controller->flow_mods() << "}";
+  if (routing)
+    out << ", \"routing_controller\": {\"recomputes\": " << routing->recomputes() << ", \"stages\": "
+        << routing->stages() << ", \"ops\": " << routing->ops() << "}";
   out << ",\n \"flows\": [";
   for (size_t i = 0; i < sc.flows.size(); ++i) {
     const FlowSpec& f = sc.flows[i];
@@ -669,6 +843,21 @@ void Run(const Scenario& sc, std::ostream& out) {
       first_group = false;
     }
     out << "}";
+    if (routing) {  // what the switch holds at the end, to compare with the controller's state
+      out << ", \"flows\": [";
+      bool first_flow = true;
+      for (const dcfabric::FlowEntry* e : s.pipeline().Entries()) {
+        out << (first_flow ? "" : ", ") << JsonString(e->line);
+        first_flow = false;
+      }
+      out << "], \"groups\": [";
+      bool first_group_line = true;
+      for (const auto& [id, group] : s.pipeline().Groups()) {
+        out << (first_group_line ? "" : ", ") << JsonString(group.line);
+        first_group_line = false;
+      }
+      out << "]";
+    }
     // Flowlet groups: the flowlets started, each a random pick of a bucket.
     uint64_t flowlets = 0;
     bool has_flowlets = false;

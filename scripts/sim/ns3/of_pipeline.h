@@ -8,7 +8,8 @@
 // write_metadata, apply-actions output / group / dec_ttl / controller /
 // in_port / set_field / move (register and header moves), select and
 // fast-failover groups whose buckets watch ports, packet and byte counters
-// per rule, group and bucket, and flow add / strict delete at run time.
+// per rule, group and bucket, and at run time flow add, strict delete and
+// non-strict delete by metadata, group add/modify and group delete.
 // Ports are model ports (OpenFlow port - 1).
 //
 // Select groups pick their bucket as Open vSwitch 3.1 does with no
@@ -229,6 +230,7 @@ struct GroupEntry {
   uint32_t hash_mask = 0;  // select: slots - 1
   uint64_t flowlet_timeout_ns = 0;  // flowlet: the table's checker period
   uint64_t flowlets = 0;  // flowlet: flowlets started (each a random pick)
+  std::string line;  // the export record it came from
   Counters counters;
 };
 
@@ -327,6 +329,7 @@ inline GroupEntry ParseGroup(const std::string& line) {
   GroupEntry g;
   if (!(in >> word >> g.id >> kind) || word != "group")
     throw std::invalid_argument("not a group record: " + line);
+  g.line = line;
   if (kind == "select") g.kind = GroupEntry::kSelect;
   else if (kind == "fast_failover") g.kind = GroupEntry::kFastFailover;
   else if (kind == "flowlet") g.kind = GroupEntry::kFlowlet;
@@ -411,8 +414,12 @@ class OfPipeline {
   }
 
   // OFPFC_ADD of a "flow" record: an entry of the same table, priority and
-  // match is replaced, keeping its counters (OpenFlow 1.3 without
-  // OFPFF_RESET_COUNTS). Returns the entry.
+  // match is replaced, keeping its counters. So OpenFlow 1.3 says (6.4: the
+  // counters are copied from the replaced entry unless OFPFF_RESET_COUNTS)
+  // and so Open vSwitch does (ofproto-dpif's rule_insert forwards the old
+  // rule's stats), and the controller's flow-mods set no flags
+  // (controller/ryuapp/ofp.py flow_add): a changed rule that an ordered
+  // diff re-adds keeps counting where it was. Returns the entry.
   const FlowEntry& AddFlow(const std::string& line) {
     FlowEntry e = ParseFlow(line);
     for (const Action& a : e.actions)
@@ -447,16 +454,47 @@ class OfPipeline {
     return true;
   }
 
+  // OFPFC_DELETE of every entry of ``table`` whose match is at least as
+  // specific as metadata=value/mask (an entry not matching metadata is
+  // less specific and stays). Returns how many went.
+  size_t DeleteFlows(int table, uint64_t value, uint64_t mask) {
+    auto& entries = tables_[table];
+    size_t before = entries.size();
+    entries.erase(std::remove_if(entries.begin(), entries.end(), [&](const auto& e) {
+      return std::any_of(e->match.begin(), e->match.end(), [&](const MatchTerm& t) {
+        return t.field == Field::kMetadata && (t.mask & mask) == mask && (t.value & mask) == (value & mask);
+      });
+    }), entries.end());
+    return before - entries.size();
+  }
+
+  // OFPGC_ADD of a new group.
   void AddGroup(GroupEntry g) {
-    if (g.kind == GroupEntry::kFlowlet) {
-      if (!flowlets_)
-        flowlets_ = std::make_unique<Flowlets>(g.flowlet_timeout_ns);
-      else if (flowlets_->checker.delta_ns() != g.flowlet_timeout_ns)
-        throw std::invalid_argument("flowlet groups of one switch share its table's timeout");
-    }
+    CheckFlowletTimeout(g);
     uint32_t id = g.id;
     if (!groups_.emplace(id, std::move(g)).second)
       throw std::invalid_argument("duplicate group " + std::to_string(id));
+  }
+
+  // OFPGC_ADD of a new group or OFPGC_MODIFY of an existing one: the
+  // buckets are replaced and the counters start again at 0, as Open
+  // vSwitch's group_modify constructs the modified group's stats afresh.
+  void AddOrModifyGroup(GroupEntry g) {
+    CheckFlowletTimeout(g);
+    uint32_t id = g.id;
+    groups_[id] = std::move(g);
+  }
+
+  // OFPGC_DELETE: the group and, as OpenFlow 1.3 has it, every entry that
+  // outputs to it. False when there is no such group.
+  bool DeleteGroup(uint32_t id) {
+    if (!groups_.erase(id)) return false;
+    for (auto& [table, entries] : tables_)
+      entries.erase(std::remove_if(entries.begin(), entries.end(), [&](const auto& e) {
+        return std::any_of(e->actions.begin(), e->actions.end(),
+                           [&](const Action& a) { return a.kind == Action::kGroup && a.arg == id; });
+      }), entries.end());
+    return true;
   }
 
   // Every entry, in id order (the export's order, then run-time adds).
@@ -470,6 +508,14 @@ class OfPipeline {
   const std::map<uint32_t, GroupEntry>& Groups() const { return groups_; }
 
  private:
+  void CheckFlowletTimeout(const GroupEntry& g) {
+    if (g.kind != GroupEntry::kFlowlet) return;
+    if (!flowlets_)
+      flowlets_ = std::make_unique<Flowlets>(g.flowlet_timeout_ns);
+    else if (flowlets_->checker.delta_ns() != g.flowlet_timeout_ns)
+      throw std::invalid_argument("flowlet groups of one switch share its table's timeout");
+  }
+
   const FlowEntry* Lookup(int table, const PacketFields& p) const {
     auto it = tables_.find(table);
     if (it == tables_.end()) return nullptr;
