@@ -22,6 +22,8 @@ from topologies.fattree import FatTree
 TOPO = FatTree(4)
 # h0_0_2 -> h1_0_2 leaves e0_0 by its port 2 (fig. 3's suffix table), to a0_2.
 LINK = ('e0_0', 'a0_2')
+# with LINK, a failure set whose update takes five stages downstream first
+OTHER_LINK = ('e0_1', 'a0_3')
 
 
 def staged_diff(before, after):
@@ -40,27 +42,27 @@ def staged_diff(before, after):
 
 
 def ports_down_question(at_s, *ends):
-    return ['ports_down %r %s' % (at_s, ' '.join('%s %d' % end for end in ends))]
+    return ('ports_down %r %s' % (at_s, ' '.join('%s %d' % end for end in ends))).split()
 
 
 @pytest.mark.parametrize('scheme', ['twolevel', 'ecmp'])
-def test_one_lower_upper_failure_answers_the_staged_diff_of_the_exports(scheme):
+@pytest.mark.parametrize('links, stage_count', [([LINK], 1), ([LINK, OTHER_LINK], 5)])
+def test_lower_upper_failures_answer_the_staged_diff_of_the_exports(scheme, links, stage_count):
     reaction = FailureReaction.for_scheme(TOPO, scheme, {'link_mbps': 1000})
-    expected, plan = staged_diff(export_switches(TOPO, scheme), export_switches(TOPO, scheme, [LINK]))
-    assert expected.count('stage') == len(plan) >= 1
-    a, b = LINK
-    answer = reaction.ports_down(ports_down_question(0.3, (a, TOPO.port_to(a, b)))[0].split(), [])
+    expected, plan = staged_diff(export_switches(TOPO, scheme), export_switches(TOPO, scheme, links))
+    assert expected.count('stage') == len(plan) == stage_count
+    answer = reaction.ports_down(ports_down_question(0.3, *((a, TOPO.port_to(a, b)) for a, b in links)), [])
     assert answer == expected
-    assert reaction.failed == {link_key(*LINK)}
-    # the other end's news changes nothing: the link is already failed
-    assert reaction.ports_down(ports_down_question(0.31, (b, TOPO.port_to(b, a)))[0].split(), []) == ['end']
+    assert reaction.failed == {link_key(*link) for link in links}
+    # the other ends' news changes nothing: the links are already failed
+    assert reaction.ports_down(ports_down_question(0.31, *((b, TOPO.port_to(b, a)) for a, b in links)), []) == ['end']
 
 
 def test_a_failure_known_from_the_start_is_no_news_and_a_dynamic_scheme_shares_its_strategy():
     loop = ControllerLoop(TOPO, 'classifier', {'link_mbps': 1000}, failed_links=[LINK])
     reaction = FailureReaction(TOPO, loop.strategy, [LINK])
     a, b = LINK
-    assert reaction.ports_down(ports_down_question(0.2, (a, TOPO.port_to(a, b)))[0].split(), []) == ['end']
+    assert reaction.ports_down(ports_down_question(0.2, (a, TOPO.port_to(a, b))), []) == ['end']
     handlers = dict(loop.handlers(), **reaction.handlers())
     assert set(handlers) == {'poll', 'packet_in', 'ports_down'}
 
@@ -85,18 +87,25 @@ FAIL_AT_S = 0.05
 SETTINGS = SimSettings(link_mbps=100, stop_s=0.8, measure_from_s=0.5, min_rto_ms=5.0)
 
 
-def test_a_flow_across_a_failing_link_keeps_delivering_and_the_switches_end_with_the_export():
-    a, b = LINK
-    result = bisection_backend.simulate(TOPO, 'twolevel', [SimFlow('h0_0_2', 'h1_0_2', 0.0, 0.8, src_port=40001)],
-                                        SETTINGS, progress=lambda line: None,
-                                        failures=[SimFailure(FAIL_AT_S, a, TOPO.port_to(a, b))])
+@pytest.mark.parametrize('scheme, links, switches, stage_count', [
+    ('twolevel', [LINK], [], 1),
+    ('twolevel', [LINK, OTHER_LINK], [], 5),
+    ('ecmp', [], ['a0_2'], 1),  # every op kind but the strict delete: groups modified and deleted, tables deleted
+])
+def test_a_flow_across_a_failure_keeps_delivering_and_the_switches_end_with_the_export(
+        scheme, links, switches, stage_count):
+    failures = ([SimFailure(FAIL_AT_S, a, TOPO.port_to(a, b)) for a, b in links]
+                + [SimFailure(FAIL_AT_S, name) for name in switches])
+    result = bisection_backend.simulate(TOPO, scheme, [SimFlow('h0_0_2', 'h1_0_2', 0.0, 0.8, src_port=40001)],
+                                        SETTINGS, progress=lambda line: None, failures=failures)
     # delivering after the failure: the fast-failover repair at detection, then
     # the controller's update
     (flow,) = result['flows']
     assert flow['goodput_mbps'] > 80, flow
+    # one recompute for the burst of ports going down together
     assert result['routing_controller']['recomputes'] == 1
-    assert result['routing_controller']['stages'] >= 1
-    export = export_switches(TOPO, 'twolevel', [LINK])
+    assert result['routing_controller']['stages'] == stage_count
+    export = export_switches(TOPO, scheme, links, switches)
     for name, state in export.items():
         held = result['switches'][name]
         assert sorted(held['flows']) == sorted(rule_line(r) for r in state['rules']), name
