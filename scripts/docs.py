@@ -272,7 +272,9 @@ def _workload_table(run_dir, root):
             'every flow in its `flows.csv`.\n\n' % (
                 run_dir, config['k'], config['cdf'], config['pattern'], config['bw'], config['queue'],
                 config['seconds'], ' '.join(map(str, config['seeds'])),
-                ', failed: ' + ', '.join(config['fail']) if config['fail'] else '')
+                ', failed: ' + ', '.join(config['fail']) + (
+                    ' at %g s into each run' % config['fail_at_s'] if 'fail_at_s' in config else '')
+                if config['fail'] else '')
             + format_table(summary, config)
             + '\n\n![FCT slowdown against load](../%s/slowdown_vs_load.png)' % run_dir
             + '\n![CDF of small flows\' FCT](../%s/small_flow_fct_cdf.png)' % run_dir)

@@ -15,15 +15,18 @@ for its slowdown.
     dcfabric workload [--k 4] [--cdf websearch|datamining|FILE] [--load L [L ...]]
         [--seconds S] [--pattern all-to-all|permutation|inter-pod] [--schemes ...]
         [--seeds ...] [--fail LINK ...] [--bw MBPS] [--drain S] [--out DIR]
-        [--backend emulator|sim] [--control-delay MS] [--min-rto MS]
+        [--backend emulator|sim] [--control-delay MS] [--min-rto MS] [--fail-at S]
 
 --backend sim runs the same flows on the packet-level simulator
 (scripts/sim/workload_backend.py): each a sized TCP transfer from its
 arrival time on ns-3 switches executing the controller's exported rules,
 the dynamic schemes' strategies as the controller in simulated time, their
 flow-mods applied --control-delay ms after a poll or packet-in; --fail's
-links are down from the start, the rules computed for them; the ideal FCT
-is the simulated fabric's own. Options of one backend are refused with the
+links are down from the start, the rules computed for them, or with
+--fail-at S fail S seconds into each run (BFD detects it, the switches'
+fast-failover groups repair locally, the controller's staged update
+follows: scripts/sim/failure_reaction.py); the ideal FCT is the simulated
+fabric's own. Options of one backend are refused with the
 other.
 
 Every scheme of one (seed, load) runs the same flows. Writes flows.csv,
@@ -104,6 +107,9 @@ def add_arguments(p):
     p.add_argument('--min-rto', type=float, default=None, metavar='MS',
                    help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
                         'emulator\'s hosts)' % LINUX_MIN_RTO_MS)
+    p.add_argument('--fail-at', type=float, default=None, metavar='S',
+                   help='sim: --fail\'s links fail S seconds into each run, and the controller reacts '
+                        '(default: down from the start, the rules computed for them)')
     p.add_argument('--out', default='results/workload', help='results directory')
 
 
@@ -197,11 +203,18 @@ def backend_options(args):
             raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
         if args.min_rto is not None and args.min_rto <= 0:
             raise ValueError('--min-rto must be positive, got %g' % args.min_rto)
-        return {'machine': machine(),
-                'control_delay_ms': CONTROL_DELAY_S * 1e3 if args.control_delay is None else args.control_delay,
-                'min_rto_ms': LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto,
-                'link_delay_us': SimSettings.link_delay_us}
-    for option, value in (('--control-delay', args.control_delay), ('--min-rto', args.min_rto)):
+        options = {'machine': machine(),
+                   'control_delay_ms': CONTROL_DELAY_S * 1e3 if args.control_delay is None else args.control_delay,
+                   'min_rto_ms': LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto,
+                   'link_delay_us': SimSettings.link_delay_us}
+        if args.fail_at is not None:
+            if args.fail_at < 0 or not args.fail:
+                raise ValueError('--fail-at takes a time >= 0 and the links of --fail, got %g and %d link(s)'
+                                 % (args.fail_at, len(args.fail)))
+            options['fail_at_s'] = args.fail_at
+        return options
+    for option, value in (('--control-delay', args.control_delay), ('--min-rto', args.min_rto),
+                          ('--fail-at', args.fail_at)):
         if value is not None:
             raise ValueError('%s is the simulator\'s (--backend sim); the emulator\'s controller and hosts '
                              'run in real time with their own' % option)

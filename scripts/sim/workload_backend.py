@@ -2,7 +2,8 @@
 simulator: the flows workload_report.draw_flows draws, each a sized TCP
 transfer from its start time, run by scripts/sim/ns3/fattree_sim through the
 bisection backend's ``simulate`` (the scheme's exported rules, the dynamic
-schemes' controller in the loop, failed links down from the start). Their
+schemes' controller in the loop, failed links down from the start or, with
+``fail_at_s`` in the config, failing then and reaching the controller). Their
 FCTs become workload_report's rows, files and plots.
 
 A simulated flow connects at its start time and sends its bytes; the FCT
@@ -20,7 +21,7 @@ import random
 from scripts.fattree.workload_report import (
     default_drain_s, draw_flows, finished_line, flow_rows, run_counts, switches_between)
 from scripts.sim.bisection_backend import EPHEMERAL_PORTS, scheme_network, simulate, simulation_record
-from scripts.sim.network import SimFlow, SimSettings
+from scripts.sim.network import SimFailure, SimFlow, SimSettings
 
 # ns-3's frames on a point-to-point link: PPP 2 bytes, IP 20, TCP 20 and its
 # options: the timestamp on every segment (12 padded), window scale and
@@ -111,6 +112,16 @@ def run_settings(config, seed, stop_s):
                        link_delay_us=config['link_delay_us'], min_rto_ms=config['min_rto_ms'], seed=seed)
 
 
+def failure_arguments(topo, scheme, config):
+    """simulate's arguments for the config's failed links: down from the
+    start (the rules computed for them) or, with ``fail_at_s``, failing
+    then during the run. The non-blocking reference has none."""
+    links = () if scheme == 'nonblocking' else config['fail']
+    if config.get('fail_at_s') is None:
+        return {'failed_links': links}
+    return {'failures': [SimFailure(config['fail_at_s'], a, topo.port_to(a, b)) for a, b in links]}
+
+
 def run_experiment(config, topo, cdf, record, progress):
     """For each seed and load, every scheme in turn on the same flows (the
     non-blocking reference first), one simulation each, the arrivals plus
@@ -127,7 +138,7 @@ def run_experiment(config, topo, cdf, record, progress):
                 scheme_topo, named = scheme_network(scheme, config['k'], [(f['src'], f['dst']) for f in flows])
                 result = simulate(scheme_topo, scheme, scenario_flows(flows, named, ports, settings.stop_s),
                                   settings, progress, control_delay_s=config['control_delay_ms'] / 1e3,
-                                  failed_links=() if scheme == 'nonblocking' else config['fail'])
+                                  **failure_arguments(scheme_topo, scheme, config))
                 rows = flow_rows(scheme, seed, load, flows, fcts_of(result), ideal_of(scheme, topo, config))
                 run = {'scheme': scheme, 'seed': seed, 'load': load, **run_counts(rows),
                        'idle_rtt_ms': idle_rtts_ms(scheme, config), 'simulation': simulation_record(result)}

@@ -27,9 +27,9 @@ def flow_fields(line):
 def fake_simulator(calls, fct_of=lambda index, flow: 0.5):
     """simulate's stand-in: records its arguments, answers as fattree_sim's
     JSON with ``fct_of(index, flow)`` (None: unfinished)."""
-    def simulate(topo, scheme, flows, settings, progress=None, control_delay_s=None, failed_links=()):
+    def simulate(topo, scheme, flows, settings, progress=None, control_delay_s=None, failed_links=(), failures=()):
         calls.append({'topo': topo, 'scheme': scheme, 'flows': flows, 'settings': settings,
-                      'control_delay_s': control_delay_s, 'failed_links': failed_links,
+                      'control_delay_s': control_delay_s, 'failed_links': failed_links, 'failures': failures,
                       'lines': scenario_lines(topo, 'rules.txt', settings, flows)})
         return {'simulated_s': settings.stop_s, 'wall_s': 0.1, 'events': 10, 'switches': {},
                 'flows': [{'id': i, 'src': f.src, 'dst': f.dst, 'fct_s': fct_of(i, f)} for i, f in enumerate(flows)]}
@@ -72,6 +72,12 @@ def test_the_scenario_holds_the_drawn_flows_sizes_start_times_and_hosts(monkeypa
 def test_failed_links_go_to_the_fat_tree_runs_only(monkeypatch):
     calls, _, _ = run(monkeypatch, dict(CONFIG, fail=[('a0_2', 'c1_1')]))
     assert [c['failed_links'] for c in calls] == [(), [('a0_2', 'c1_1')]]
+
+
+def test_with_a_failure_time_the_links_fail_during_the_fat_tree_runs(monkeypatch):
+    calls, _, _ = run(monkeypatch, dict(CONFIG, fail=[('a0_2', 'c1_1')], fail_at_s=1.5))
+    assert [c['failed_links'] for c in calls] == [(), ()]
+    assert [c['failures'] for c in calls] == [[], [SimFailure(1.5, 'a0_2', TOPO.port_to('a0_2', 'c1_1'))]]
 
 
 def test_finished_and_unfinished_simulated_flows_become_rows(monkeypatch):
@@ -137,8 +143,8 @@ def test_a_flow_alone_on_the_simulated_fabric_finishes_in_its_ideal_fct():
 
 def test_a_failed_link_the_rules_know_of_costs_a_crossing_flow_nothing():
     # two-level routing sends h0_0_3 -> h1_0_2 up a0_2 to c1_1: with that link down and
-    # the rules computed for it the flow finishes in its ideal FCT; down and unknown to
-    # the rules, it waits for retransmissions
+    # the rules computed for it the flow finishes in its ideal FCT; down but known only
+    # once BFD detects it (the controller's update after that), it waits for retransmissions
     flow = [SimFlow('h0_0_3', 'h1_0_2', 0.001, 2.0, bytes=20000, src_port=40000)]
     settings = SimSettings(link_mbps=20, stop_s=2.0)
     ideal = workload_backend.ideal_fct_s(20000, 5, 20, 1.0)
@@ -155,7 +161,10 @@ def test_a_failed_link_the_rules_know_of_costs_a_crossing_flow_nothing():
     (['--control-delay', '2'], r"--control-delay is the simulator's \(--backend sim\)"),
     (['--min-rto', '5'], r"--min-rto is the simulator's \(--backend sim\)"),
     (['--backend', 'sim', '--min-rto', '0'], '--min-rto must be positive, got 0'),
-    (['--backend', 'sim', '--control-delay', '-1'], '--control-delay must not be negative, got -1')])
+    (['--backend', 'sim', '--control-delay', '-1'], '--control-delay must not be negative, got -1'),
+    (['--fail-at', '1'], r"--fail-at is the simulator's \(--backend sim\)"),
+    (['--backend', 'sim', '--fail-at', '1'], '--fail-at takes a time >= 0 and the links of --fail'),
+    (['--backend', 'sim', '--fail', 'a0_2-c1_1', '--fail-at', '-1'], '--fail-at takes a time >= 0')])
 def test_an_option_of_the_other_backend_is_refused_before_anything_runs(argv, message, monkeypatch):
     def ran(*args):
         raise AssertionError('an experiment started')
