@@ -83,6 +83,7 @@ EXPERIMENT_TABLES = {
                             'markdown'),
     'cross-validation-workload': ('results/cross_validation/workload-20mbps.json',
                                   'scripts.fattree.cross_validation', 'workload_markdown'),
+    'table2-1gbps': ('results/sim/table2-1gbps.json', 'scripts.sim.datacenter_rates', 'markdown'),
 }
 
 

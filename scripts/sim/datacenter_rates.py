@@ -5,7 +5,7 @@ rerun that shows whether the simulated time was long enough, the paper's
 Table 2 and the same experiment at 10 Mbit/s.
 
     python -m scripts.sim.datacenter_rates \\
-        --table k4-1gbps RUN [RUN ...] --stability k4-1gbps RUN_AT_D RUN_AT_2D \\
+        --table k4-1gbps RUN [RUN ...] --stability k4-1gbps RUN_AT_D RUN_AT_2D[,RUN_AT_2D ...] \\
         [--rto-check k4-1gbps RUN_LINUX_RTO RUN_TABLE_RTO] \\
         [--table k8-10gbps ... --stability k8-10gbps ...] \\
         --slow results/bisection/20261206-035811 --out results/sim/table2-1gbps.json
@@ -56,9 +56,10 @@ def _settings(config):
 
 def per_seed(saved_runs):
     """{(pattern, scheme): {seed: (% of line rate, % of reference or None)}}
-    over the runs of ``saved_runs`` [(run_dir, results.json)]; RatesError
-    unless they are simulated runs with the same settings and no seed twice."""
-    cells, seen, first = {}, {}, None
+    over the runs of ``saved_runs`` [(run_dir, results.json)], a scheme's
+    reference the same pattern and seed's in any of them; RatesError unless
+    they are simulated runs with the same settings and no seed twice."""
+    measured, seen, first = {}, {}, None
     for run_dir, saved in saved_runs:
         config = saved['config']
         if backend(config) != 'sim':
@@ -69,18 +70,18 @@ def per_seed(saved_runs):
             differing = sorted(k for k in SAME_SETTINGS if config.get(k) != first[1][k])
             raise RatesError('%s and %s differ in %s' % (first[0], run_dir, ', '.join(differing)))
         seeds = config_seeds(config)
-        line = config['hosts'] * config['bw']
-        reference = {(r['pattern'], r['rep']): r['aggregate_mbps'] for r in saved['runs'] if r['scheme'] == REFERENCE}
         for r in saved['runs']:
-            seed = seeds[r['rep']]
-            key = (r['pattern'], r['scheme'])
-            if seed in cells.setdefault(key, {}):
+            key, seed = (r['pattern'], r['scheme']), seeds[r['rep']]
+            if (key, seed) in seen:
                 raise RatesError('seed %d of %s %s is in both %s and %s'
                                  % (seed, r['pattern'], r['scheme'], seen[(key, seed)], run_dir))
             seen[(key, seed)] = run_dir
-            ref = reference.get((r['pattern'], r['rep']))
-            of_reference = None if r['scheme'] == REFERENCE or not ref else 100.0 * r['aggregate_mbps'] / ref
-            cells[key][seed] = (100.0 * r['aggregate_mbps'] / line, of_reference)
+            measured[(key, seed)] = (r['aggregate_mbps'], config['hosts'] * config['bw'])
+    cells = {}
+    for ((pattern, scheme), seed), (mbps, line) in measured.items():
+        ref = measured.get(((pattern, REFERENCE), seed), (None,))[0]
+        of_reference = None if scheme == REFERENCE or not ref else 100.0 * mbps / ref
+        cells.setdefault((pattern, scheme), {})[seed] = (100.0 * mbps / line, of_reference)
     return cells
 
 
@@ -130,17 +131,20 @@ def table(name, saved_runs):
             'wall': _walls(saved_runs), 'cells': rows}
 
 
+def _names(saved_runs):
+    return ', '.join(run_dir for run_dir, _ in saved_runs)
+
+
 def paired(first, second, setting):
-    """Cell by cell, two runs of the same seeds (both (run_dir,
-    results.json)) that differ in ``setting`` alone: each cell's figures in
-    both and their difference in percentage points, the largest named.
-    RatesError where another setting differs or no cell is in both."""
-    (first_dir, first_saved), (second_dir, second_saved) = first, second
-    a, b = first_saved['config'], second_saved['config']
+    """Cell by cell, runs of the same seeds (``first`` and ``second``, each
+    [(run_dir, results.json)]) that differ in ``setting`` alone: each cell's
+    figures in both and their difference in percentage points, the largest
+    named. RatesError where another setting differs or no cell is in both."""
+    a, b = first[0][1]['config'], second[0][1]['config']
     for key in SAME_SETTINGS:
         if key != setting and a.get(key) != b.get(key):
-            raise RatesError('%s and %s differ in %s' % (first_dir, second_dir, key))
-    at_a, at_b = per_seed([first]), per_seed([second])
+            raise RatesError('%s and %s differ in %s' % (first[0][0], second[0][0], key))
+    at_a, at_b = per_seed(first), per_seed(second)
     rows = []
     for (pattern, scheme), by_seed in at_a.items():
         for seed, (line_a, ref_a) in sorted(by_seed.items()):
@@ -153,29 +157,32 @@ def paired(first, second, setting):
                          'pct_of_reference': None if ref_a is None else [round(ref_a, DIGITS), round(ref_b, DIGITS)],
                          'pct_of_reference_diff': None if ref_a is None else round(ref_b - ref_a, DIGITS)})
     if not rows:
-        raise RatesError('%s and %s have no seed, pattern and scheme in common' % (first_dir, second_dir))
+        raise RatesError('%s and %s have no seed, pattern and scheme in common' % (_names(first), _names(second)))
 
     def largest(metric):
         top = max((r for r in rows if r[metric] is not None), key=lambda r: abs(r[metric]), default=None)
         return top and {'points': abs(top[metric]), 'pattern': top['pattern'], 'scheme': top['scheme'],
                         'seed': top['seed']}
-    return {'runs': [first_dir, second_dir], setting: [a.get(setting), b.get(setting)],
-            'wall': _walls([first, second]), 'cells': rows,
+    return {'runs': [[d for d, _ in first], [d for d, _ in second]], setting: [a.get(setting), b.get(setting)],
+            'wall': _walls(first + second), 'cells': rows,
             'largest_pct_of_line_diff': largest('pct_of_line_diff'),
             'largest_pct_of_reference_diff': largest('pct_of_reference_diff')}
 
 
 def stability(short, long):
-    """``paired`` for a run at duration D and the same seeds' run at 2D.
-    RatesError unless the second ran twice as long with the same omit."""
-    (short_dir, short_saved), (long_dir, long_saved) = short, long
-    a, b = short_saved['config'], long_saved['config']
-    if b['duration'] != 2 * a['duration'] or b['omit'] != a['omit']:
-        raise RatesError('%s (duration %g, omit %g) is not %s (duration %g, omit %g) at twice the duration'
-                         % (long_dir, b['duration'], b['omit'], short_dir, a['duration'], a['omit']))
+    """``paired`` for runs at duration D and the same seeds' runs at 2D
+    (each [(run_dir, results.json)]). RatesError unless the second ran
+    twice as long with the same omit."""
+    a = short[0][1]['config']
+    for run_dir, saved in long:
+        b = saved['config']
+        if b['duration'] != 2 * a['duration'] or b['omit'] != a['omit']:
+            raise RatesError('%s (duration %g, omit %g) is not %s (duration %g, omit %g) at twice the duration'
+                             % (run_dir, b['duration'], b['omit'], short[0][0], a['duration'], a['omit']))
     check = paired(short, long, 'duration')
     check['durations_s'] = check.pop('duration')
     check['omit_s'] = a['omit']
+    check['wall'] = _walls(long)  # what the check added: the runs at D are the table's
     return check
 
 
@@ -184,15 +191,16 @@ def min_rto_check(linux, chosen):
     with the one the table uses (the rest alike)."""
     check = paired(linux, chosen, 'min_rto_ms')
     if check['min_rto_ms'][0] == check['min_rto_ms'][1]:
-        raise RatesError('%s and %s ran with the same minimum RTO' % tuple(check['runs']))
+        raise RatesError('%s and %s ran with the same minimum RTO' % (_names(linux), _names(chosen)))
     return check
 
 
 def build(tables, stabilities, slow, rto_checks=None):
     """The results file: ``tables`` [(name, [run_dir, ...])], ``stabilities``
-    {name: (run_at_d, run_at_2d)}, ``slow`` the same experiment's run at
-    10 Mbit/s (or None), ``rto_checks`` {name: (run with Linux's minimum
-    RTO, run with the table's)}. Every table needs its stability check."""
+    {name: ([run_dir at D, ...], [run_dir at 2D, ...])}, ``slow`` the same
+    experiment's run at 10 Mbit/s (or None), ``rto_checks`` {name: ([runs
+    with Linux's minimum RTO], [runs with the table's])}. Every table needs
+    its stability check."""
     rto_checks = rto_checks or {}
     missing = [name for name, _ in tables if name not in stabilities]
     unknown = sorted((set(stabilities) | set(rto_checks)) - {name for name, _ in tables})
@@ -204,13 +212,32 @@ def build(tables, stabilities, slow, rto_checks=None):
                                    'source': 'Al-Fares et al. Table 2 (scripts/fattree/bisection_report.py PAPER)'}}
     for name, run_dirs in tables:
         entry = table(name, [load(d) for d in run_dirs])
-        entry['stability'] = stability(*(load(d) for d in stabilities[name]))
+        entry['stability'] = stability(*([load(d) for d in dirs] for dirs in stabilities[name]))
         if name in rto_checks:
-            entry['min_rto_check'] = min_rto_check(*(load(d) for d in rto_checks[name]))
+            entry['min_rto_check'] = min_rto_check(*([load(d) for d in dirs] for dirs in rto_checks[name]))
         out['tables'].append(entry)
     if slow:
         out['slow'] = table('slow', [load(slow)])
+        for entry in out['tables']:
+            if entry['k'] == out['slow']['k']:
+                entry['against_slow'] = against(entry, out['slow'])
     return out
+
+
+def against(entry, slow):
+    """Cell by cell, a table's means minus the slower run's (the same k,
+    patterns and seeds), in percentage points, the largest named."""
+    theirs = _lookup(slow)
+    rows = []
+    for c in entry['cells']:
+        other = theirs.get((c['pattern'], c['scheme']))
+        metric = _metric_of(c['scheme'])
+        if other is None or c[metric] is None or other[metric] is None:
+            continue
+        rows.append({'pattern': c['pattern'], 'scheme': c['scheme'], 'metric': metric,
+                     'points': round(c[metric]['mean'] - other[metric]['mean'], DIGITS)})
+    top = max(rows, key=lambda r: abs(r['points']), default=None)
+    return {'cells': rows, 'largest': top}
 
 
 # --- Markdown ------------------------------------------------------------------------------------
@@ -242,7 +269,7 @@ def table_markdown(entry, paper, slow=None):
     schemes = [s for s in entry['schemes'] if s != REFERENCE]
     slow_cells = _lookup(slow) if slow else {}
     header = (['pattern', 'non-blocking, % of line'] + schemes
-              + ['paper (%s)' % ' / '.join(paper['schemes'])]
+              + ['paper, k=4 (%s)' % ' / '.join(paper['schemes'])]
               + (['%s (%s)' % (_gbps(slow['bw_mbps']), ' / '.join(schemes))] if slow else []))
     lines = ['| %s |' % ' | '.join(header), '|---' * len(header) + '|']
     for pattern in entry['patterns']:
@@ -271,7 +298,7 @@ def table_markdown(entry, paper, slow=None):
         'Doubled duration (seed %s, %g s against %g s, `%s` against `%s`): the largest difference in a cell is '
         '%.1f points of the reference (%s, %s) and %.1f points of line rate (%s, %s).'
         % (' '.join(sorted({str(c['seed']) for c in check['cells']})), check['durations_s'][0],
-           check['durations_s'][1], check['runs'][0], check['runs'][1],
+           check['durations_s'][1], '`, `'.join(check['runs'][0]), '`, `'.join(check['runs'][1]),
            ref_top['points'], label(ref_top['pattern']), ref_top['scheme'],
            line_top['points'], label(line_top['pattern']), line_top['scheme']))
     cost = ('Wall time: %d runs, %.0f s in all (%.1f-%.1f s a run); the doubled-duration check %d runs, %.0f s; '
@@ -279,8 +306,14 @@ def table_markdown(entry, paper, slow=None):
             % (entry['wall']['runs'], entry['wall']['total_s'], entry['wall']['per_run_min_s'],
                entry['wall']['per_run_max_s'], check['wall']['runs'], check['wall']['total_s'],
                machine.get('cpu_count', '?'), machine.get('processor', 'processor not recorded')))
-    return '\n'.join([caption, '', *lines, '', stable] + ([rto_line(entry['min_rto_check'])]
-                                                          if 'min_rto_check' in entry else []) + [cost])
+    slower = []
+    if slow and entry.get('against_slow', {}).get('largest'):
+        top = entry['against_slow']['largest']
+        slower = ['Against %s: the largest difference between a cell\'s means is %+.1f points (%s, %s, of %s).'
+                  % (_gbps(slow['bw_mbps']), top['points'], label(top['pattern']), top['scheme'],
+                     'line rate' if top['metric'] == 'pct_of_line' else 'the reference')]
+    notes = [stable] + ([rto_line(entry['min_rto_check'])] if 'min_rto_check' in entry else []) + slower + [cost]
+    return '\n'.join([caption, '', *lines, '', '\n\n'.join(notes)])
 
 
 def rto_line(check):
@@ -295,8 +328,8 @@ def rto_line(check):
             '%g ms (`%s`)%s.'
             % (' '.join(sorted({str(c['seed']) for c in check['cells']})),
                ', '.join('%.1f%% (%s)' % (c['pct_of_line'][0], label(c['pattern'])) for c in references),
-               linux, check['runs'][0], ', '.join('%.1f%%' % c['pct_of_line'][1] for c in references),
-               chosen, check['runs'][1],
+               linux, '`, `'.join(check['runs'][0]), ', '.join('%.1f%%' % c['pct_of_line'][1] for c in references),
+               chosen, '`, `'.join(check['runs'][1]),
                '' if top is None else '; a scheme\'s share of it reached %.1f%% with %g ms (%s, %s)'
                % (top['pct_of_reference'][0], linux, label(top['pattern']), top['scheme'])))
 
@@ -322,11 +355,13 @@ def main(argv=None):
     parser.add_argument('--table', nargs='+', action='append', required=True, metavar=('NAME', 'RUN'),
                         help='a table\'s name and its runs (directories under results/bisection)')
     parser.add_argument('--stability', nargs=3, action='append', required=True,
-                        metavar=('NAME', 'RUN_AT_D', 'RUN_AT_2D'),
-                        help='a table\'s doubled-duration check: a run and the same seed\'s at twice its duration')
+                        metavar=('NAME', 'RUNS_AT_D', 'RUNS_AT_2D'),
+                        help='a table\'s doubled-duration check: runs (comma-separated) and the same seeds\' at '
+                             'twice the duration')
     parser.add_argument('--rto-check', nargs=3, action='append', default=[],
-                        metavar=('NAME', 'RUN_LINUX_RTO', 'RUN_TABLE_RTO'),
-                        help='a table\'s runs of the same seeds with Linux\'s minimum RTO and with its own')
+                        metavar=('NAME', 'RUNS_LINUX_RTO', 'RUNS_TABLE_RTO'),
+                        help='a table\'s runs (comma-separated) of the same seeds with Linux\'s minimum RTO and '
+                             'with its own')
     parser.add_argument('--slow', help='the same experiment at 10 Mbit/s on the simulator, for comparison')
     parser.add_argument('--out', default='results/sim/table2-1gbps.json')
     args = parser.parse_args(argv)
@@ -335,8 +370,8 @@ def main(argv=None):
             parser.error('--table needs a name and at least one run, got %s' % ' '.join(spec))
     try:
         data = build([(spec[0], spec[1:]) for spec in args.table],
-                     {name: (d, d2) for name, d, d2 in args.stability}, args.slow,
-                     {name: (a, b) for name, a, b in args.rto_check})
+                     {name: (d.split(','), d2.split(',')) for name, d, d2 in args.stability}, args.slow,
+                     {name: (a.split(','), b.split(',')) for name, a, b in args.rto_check})
     except RatesError as err:
         parser.exit(2, 'error: %s\n' % err)
     os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)

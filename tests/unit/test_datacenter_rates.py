@@ -65,6 +65,19 @@ def test_runs_of_other_settings_or_backend_make_no_table(tmp_path, other, messag
         rates.table('t', runs)
 
 
+def test_a_schemes_reference_may_be_in_another_run_of_the_same_seed(tmp_path):
+    everything = aggregates()
+    reference = write_run(tmp_path / 'ref', [1], {k: v for k, v in everything.items() if k[1] == 'nonblocking'},
+                          schemes=['nonblocking'])
+    schemes = write_run(tmp_path / 'rest', [1], {k: v for k, v in everything.items() if k[1] != 'nonblocking'},
+                        schemes=['twolevel', 'scheduler'])
+    entry = rates.table('t', [rates.load(reference), rates.load(schemes)])
+    assert cell(entry, 'random', 'twolevel')['pct_of_reference'] == {'mean': 50.0, 'min': 50.0, 'max': 50.0}
+    assert entry['schemes'] == ['nonblocking', 'twolevel', 'scheduler']
+    alone = rates.table('t', [rates.load(schemes)])  # no reference run: no share of it
+    assert cell(alone, 'random', 'twolevel')['pct_of_reference'] is None
+
+
 def test_a_seed_in_two_runs_is_refused(tmp_path):
     one = write_run(tmp_path / 'a', [1, 2], aggregates())
     two = write_run(tmp_path / 'b', [2], aggregates())
@@ -78,13 +91,20 @@ def test_doubled_duration_check_names_the_largest_difference(tmp_path):
     changed[('stride-4', 'twolevel', 1)] *= 0.9  # 50% -> 45% of the reference: 5 points lower
     changed[('random', 'nonblocking', 1)] *= 1.02  # 80% -> 81.6% of line; its schemes' shares fall
     long = write_run(tmp_path / 'd2', [1], changed, duration=0.2)
-    check = rates.stability(rates.load(short), rates.load(long))
+    check = rates.stability([rates.load(short)], [rates.load(long)])
     assert check['largest_pct_of_reference_diff'] == {'points': 5.0, 'pattern': 'stride-4', 'scheme': 'twolevel',
                                                       'seed': 1}
     assert check['largest_pct_of_line_diff']['points'] == pytest.approx(4.0)  # stride-4 two-level: 40 -> 36
     random_ref = next(c for c in check['cells'] if (c['pattern'], c['scheme']) == ('random', 'nonblocking'))
     assert random_ref['pct_of_line_diff'] == pytest.approx(1.6) and random_ref['pct_of_reference_diff'] is None
     assert check['durations_s'] == [0.1, 0.2]
+    # the longer runs split by pattern into two invocations: the same comparison
+    random_only = write_run(tmp_path / 'd2a', [1], {k: v for k, v in changed.items() if k[0] == 'random'},
+                            duration=0.2, patterns=['random'])
+    stride_only = write_run(tmp_path / 'd2b', [1], {k: v for k, v in changed.items() if k[0] == 'stride-4'},
+                            duration=0.2, patterns=['stride-4'])
+    split = rates.stability([rates.load(short)], [rates.load(random_only), rates.load(stride_only)])
+    assert split['cells'] == check['cells'] and split['runs'] == [[short], [random_only, stride_only]]
 
 
 @pytest.mark.parametrize('other, message', [
@@ -94,7 +114,7 @@ def test_doubled_duration_check_needs_the_same_run_twice_as_long(tmp_path, other
     short = write_run(tmp_path / 'd', [1], aggregates())
     long = write_run(tmp_path / 'd2', [1], aggregates(), **other)
     with pytest.raises(rates.RatesError, match=message):
-        rates.stability(rates.load(short), rates.load(long))
+        rates.stability([rates.load(short)], [rates.load(long)])
 
 
 def test_min_rto_check_compares_the_same_seeds_with_another_rto_only(tmp_path):
@@ -102,31 +122,31 @@ def test_min_rto_check_compares_the_same_seeds_with_another_rto_only(tmp_path):
     timeouts[('random', 'nonblocking', 1)] = 7200.0  # 45% of line; the schemes' shares of it rise
     linux = write_run(tmp_path / 'linux', [1], timeouts, min_rto_ms=200.0)
     chosen = write_run(tmp_path / 'chosen', [1], aggregates())
-    check = rates.min_rto_check(rates.load(linux), rates.load(chosen))
+    check = rates.min_rto_check([rates.load(linux)], [rates.load(chosen)])
     assert check['min_rto_ms'] == [200.0, 10.0]
     line = rates.rto_line(check)
     assert 'carried 45.0% (Random), 80.0% (Stride(4)) of line rate with 200 ms' in line
     assert 'and 80.0%, 80.0% with 10 ms' in line
     assert "a scheme's share of it reached 177.8% with 200 ms (Random, scheduler)" in line
     with pytest.raises(rates.RatesError, match='same minimum RTO'):
-        rates.min_rto_check(rates.load(chosen), rates.load(chosen))
+        rates.min_rto_check([rates.load(chosen)], [rates.load(chosen)])
     other = write_run(tmp_path / 'other', [1], aggregates(), min_rto_ms=200.0, period_s=0.02)
     with pytest.raises(rates.RatesError, match='differ in period_s'):
-        rates.min_rto_check(rates.load(other), rates.load(chosen))
+        rates.min_rto_check([rates.load(other)], [rates.load(chosen)])
 
 
 def test_every_table_needs_its_check_and_the_file_renders(tmp_path):
     one = write_run(tmp_path / 'a', [1], aggregates())
     two = write_run(tmp_path / 'b', [2], aggregates())
     long = write_run(tmp_path / 'c', [1], aggregates(scale=0.98), duration=0.2)
-    slow = write_run(tmp_path / 's', [1, 2], aggregates(scale=0.9), bw=10.0, duration=10, omit=3, min_rto_ms=200.0,
-                     period_s=None)
+    slow_rates = {key: mbps / 100 * (1.0 if key[1] == 'nonblocking' else 0.9) for key, mbps in aggregates().items()}
+    slow = write_run(tmp_path / 's', [1, 2], slow_rates, bw=10.0, duration=10, omit=3, min_rto_ms=200.0, period_s=None)
     with pytest.raises(rates.RatesError, match='no doubled-duration check for t'):
         rates.build([('t', [one, two])], {}, None)
     with pytest.raises(rates.RatesError, match='checks of no table: u'):
-        rates.build([('t', [one, two])], {'t': (one, long), 'u': (one, long)}, None)
+        rates.build([('t', [one, two])], {'t': ([one], [long]), 'u': ([one], [long])}, None)
     linux = write_run(tmp_path / 'linux', [1], aggregates(), min_rto_ms=200.0)
-    data = rates.build([('t', [one, two])], {'t': (one, long)}, slow, {'t': (linux, one)})
+    data = rates.build([('t', [one, two])], {'t': ([one], [long])}, slow, {'t': ([linux], [one])})
     text = rates.markdown(json.loads(json.dumps(data)))  # as read back from the file
     rows = {line.split(' | ')[0]: line for line in text.splitlines() if line.startswith('| ')}
     assert rows['| Stride(4)'].split(' | ')[1:4] == ['85.0 (80.0-90.0)', '62.5 (50.0-75.0)', '100.0']
@@ -135,7 +155,13 @@ def test_every_table_needs_its_check_and_the_file_renders(tmp_path):
     assert 'seeds 1 2' in text and 'minimum RTO 10 ms' in text and 'polled every 0.01 s' in text
     assert 'the largest difference in a cell is 2.0 points of the reference (Random, scheduler)' in text
     assert 'Minimum RTO (seed 1): the non-blocking reference carried 80.0% (Random)' in text
+    # against 10 Mbit/s, where the schemes carried 0.9 times as much of the same reference: scheduler 100 - 90
+    assert data['tables'][0]['against_slow']['largest'] == {'pattern': 'random', 'scheme': 'scheduler',
+                                                            'metric': 'pct_of_reference', 'points': 10.0}
+    assert 'the largest difference between a cell\'s means is +10.0 points (Random, scheduler, of the reference)' \
+        in text
     assert 'None' not in text and '12 runs, 138 s' in text
+    assert 'the doubled-duration check 6 runs, 66 s' in text  # the runs at 2D only
 
 
 def test_command_writes_the_file(tmp_path, capsys):
@@ -148,3 +174,7 @@ def test_command_writes_the_file(tmp_path, capsys):
     assert 'written to' in capsys.readouterr().out
     with pytest.raises(SystemExit):
         rates.main(['--table', 'k4', one, '--stability', 'k4', long, one, '--out', str(out)])
+    halves = [write_run(tmp_path / pattern, [1], {k: v for k, v in aggregates().items() if k[0] == pattern},
+                        duration=0.2, patterns=[pattern]) for pattern in CONFIG['patterns']]
+    rates.main(['--table', 'k4', one, '--stability', 'k4', one, ','.join(halves), '--out', str(out)])
+    assert json.loads(out.read_text())['tables'][0]['stability']['runs'] == [[one], halves]
