@@ -33,6 +33,8 @@ from scripts.fattree.patterns import label
 # what the runs of one table (and its stability pair) must share
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'min_rto_ms', 'control_delay_ms', 'period_s')
 REFERENCE = 'nonblocking'
+# the schemes' columns in Table 2's order whichever run holds them (others after, as first met)
+SCHEME_ORDER = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler')
 DIGITS = 4  # kept in the file; the table shows one (rounding once, as the runs' own tables)
 
 
@@ -112,7 +114,10 @@ def table(name, saved_runs):
     """One table's figures from its runs [(run_dir, results.json)]."""
     cells = per_seed(saved_runs)
     config = saved_runs[0][1]['config']
-    patterns, schemes = _order(saved_runs, 'patterns'), _order(saved_runs, 'schemes')
+    patterns = _order(saved_runs, 'patterns')
+    met = _order(saved_runs, 'schemes')
+    schemes = sorted(met, key=lambda s: (SCHEME_ORDER.index(s) if s in SCHEME_ORDER else len(SCHEME_ORDER),
+                                         met.index(s)))
     seeds = sorted({seed for by_seed in cells.values() for seed in by_seed})
     rows = []
     for pattern in patterns:
@@ -166,7 +171,10 @@ def paired(first, second, setting):
     return {'runs': [[d for d, _ in first], [d for d, _ in second]], setting: [a.get(setting), b.get(setting)],
             'wall': _walls(first + second), 'cells': rows,
             'largest_pct_of_line_diff': largest('pct_of_line_diff'),
-            'largest_pct_of_reference_diff': largest('pct_of_reference_diff')}
+            'largest_pct_of_reference_diff': largest('pct_of_reference_diff'),
+            'largest_pct_of_reference_diff_by_scheme': {
+                scheme: max(abs(r['pct_of_reference_diff']) for r in rows if r['scheme'] == scheme)
+                for scheme in dict.fromkeys(r['scheme'] for r in rows if r['pct_of_reference_diff'] is not None)}}
 
 
 def stability(short, long):
@@ -301,6 +309,10 @@ def table_markdown(entry, paper, slow=None):
            check['durations_s'][1], '`, `'.join(check['runs'][0]), '`, `'.join(check['runs'][1]),
            ref_top['points'], label(ref_top['pattern']), ref_top['scheme'],
            line_top['points'], label(line_top['pattern']), line_top['scheme']))
+    by_scheme = check.get('largest_pct_of_reference_diff_by_scheme', {})
+    if by_scheme:
+        stable += ' The largest per scheme (points of the reference): %s.' % ', '.join(
+            '%s %.1f' % (s, by_scheme[s]) for s in schemes if s in by_scheme)
     cost = ('Wall time: %d runs, %.0f s in all (%.1f-%.1f s a run); the doubled-duration check %d runs, %.0f s; '
             'on %s core(s) shared with other work (%s).'
             % (entry['wall']['runs'], entry['wall']['total_s'], entry['wall']['per_run_min_s'],

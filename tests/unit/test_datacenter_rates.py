@@ -70,10 +70,10 @@ def test_a_schemes_reference_may_be_in_another_run_of_the_same_seed(tmp_path):
     reference = write_run(tmp_path / 'ref', [1], {k: v for k, v in everything.items() if k[1] == 'nonblocking'},
                           schemes=['nonblocking'])
     schemes = write_run(tmp_path / 'rest', [1], {k: v for k, v in everything.items() if k[1] != 'nonblocking'},
-                        schemes=['twolevel', 'scheduler'])
+                        schemes=['scheduler', 'twolevel'])
     entry = rates.table('t', [rates.load(reference), rates.load(schemes)])
     assert cell(entry, 'random', 'twolevel')['pct_of_reference'] == {'mean': 50.0, 'min': 50.0, 'max': 50.0}
-    assert entry['schemes'] == ['nonblocking', 'twolevel', 'scheduler']
+    assert entry['schemes'] == ['nonblocking', 'twolevel', 'scheduler']  # Table 2's order, not the runs'
     alone = rates.table('t', [rates.load(schemes)])  # no reference run: no share of it
     assert cell(alone, 'random', 'twolevel')['pct_of_reference'] is None
 
@@ -98,6 +98,7 @@ def test_doubled_duration_check_names_the_largest_difference(tmp_path):
     random_ref = next(c for c in check['cells'] if (c['pattern'], c['scheme']) == ('random', 'nonblocking'))
     assert random_ref['pct_of_line_diff'] == pytest.approx(1.6) and random_ref['pct_of_reference_diff'] is None
     assert check['durations_s'] == [0.1, 0.2]
+    assert check['largest_pct_of_reference_diff_by_scheme'] == {'twolevel': 5.0, 'scheduler': pytest.approx(1.96, abs=0.01)}
     # the longer runs split by pattern into two invocations: the same comparison
     random_only = write_run(tmp_path / 'd2a', [1], {k: v for k, v in changed.items() if k[0] == 'random'},
                             duration=0.2, patterns=['random'])
@@ -154,6 +155,7 @@ def test_every_table_needs_its_check_and_the_file_renders(tmp_path):
     assert rows['| Random'].endswith('| 56.2 / 90.0 |')  # the 10 Mbit/s run's means
     assert 'seeds 1 2' in text and 'minimum RTO 10 ms' in text and 'polled every 0.01 s' in text
     assert 'the largest difference in a cell is 2.0 points of the reference (Random, scheduler)' in text
+    assert 'The largest per scheme (points of the reference): twolevel 1.0, scheduler 2.0.' in text
     assert 'Minimum RTO (seed 1): the non-blocking reference carried 80.0% (Random)' in text
     # against 10 Mbit/s, where the schemes carried 0.9 times as much of the same reference: scheduler 100 - 90
     assert data['tables'][0]['against_slow']['largest'] == {'pattern': 'random', 'scheme': 'scheduler',
