@@ -55,7 +55,7 @@ from scripts.emulator.command import command_main
 from scripts.argtypes import add_seed_options, fattree_k, positive, seconds, seeds_of
 from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
 from scripts.fattree.bisection_run import (
-    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment)
+    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, add_period_argument, daemons_config, run_experiment)
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from scripts.results import machine
 from scripts.sim.controller_loop import CONTROL_DELAY_S
@@ -100,9 +100,7 @@ def add_arguments(p):
     p.add_argument('--min-rto', type=float, default=None, metavar='MS',
                    help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
                         'emulator\'s hosts; datacenter hosts tuned for microsecond RTTs use 1-10)' % LINUX_MIN_RTO_MS)
-    p.add_argument('--period', type=positive(float), default=None, metavar='S',
-                   help='sim: seconds between the dynamic schemes\' counter polls and rounds (default the '
-                        'app\'s, %g)' % SCHEME_DEFAULTS['period'])
+    add_period_argument(p)
     p.add_argument('--flowlet-timeout', type=positive(float), default=None, metavar='US',
                    help='sim, letflow: microseconds of silence that end a flowlet (default %g, the LetFlow '
                         'paper\'s)' % SCHEME_DEFAULTS['flowlet_timeout_us'])

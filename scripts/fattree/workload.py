@@ -16,6 +16,7 @@ for its slowdown.
         [--seconds S] [--pattern all-to-all|permutation|inter-pod] [--schemes ...]
         [--seeds ...] [--fail LINK ...] [--bw MBPS] [--drain S] [--out DIR]
         [--backend emulator|sim] [--control-delay MS] [--min-rto MS] [--fail-at S]
+        [--period S] [--tcp cubic|dctcp] [--ecn-threshold PACKETS]
 
 --backend sim runs the same flows on the packet-level simulator
 (scripts/sim/workload_backend.py): each a sized TCP transfer from its
@@ -26,8 +27,10 @@ links are down from the start, the rules computed for them, or with
 --fail-at S fail S seconds into each run (BFD detects it, the switches'
 fast-failover groups repair locally, the controller's staged update
 follows: scripts/sim/failure_reaction.py); the ideal FCT is the simulated
-fabric's own. Options of one backend are refused with the
-other.
+fabric's own. The dynamic schemes poll every --period seconds; the hosts
+run --tcp (CUBIC by default, as the emulator's; DCTCP with the switches
+marking ECN once a queue holds --ecn-threshold packets). Options of one
+backend are refused with the other.
 
 Every scheme of one (seed, load) runs the same flows. Writes flows.csv,
 summary.json (slowdown mean, p50, p99 per size bucket, scheme and load;
@@ -42,11 +45,12 @@ from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
 from scripts.fattree.bisection import BACKENDS
-from scripts.fattree.bisection_run import DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, daemons_config
+from scripts.fattree.bisection_run import (
+    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, add_period_argument, daemons_config)
 from scripts.fattree.patterns import WORKLOAD_PATTERNS
 from scripts.results import machine
 from scripts.sim.controller_loop import CONTROL_DELAY_S
-from scripts.sim.network import LINUX_MIN_RTO_MS, SimSettings
+from scripts.sim.network import LINUX_MIN_RTO_MS, TCP_VARIANTS, SimSettings
 from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
 from topologies.fattree import FatTree
 
@@ -110,6 +114,15 @@ def add_arguments(p):
     p.add_argument('--fail-at', type=float, default=None, metavar='S',
                    help='sim: --fail\'s links fail S seconds into each run, and the controller reacts '
                         '(default: down from the start, the rules computed for them)')
+    add_period_argument(p)
+    p.add_argument('--tcp', choices=TCP_VARIANTS, default=None,
+                   help='sim: the hosts\' TCP (default cubic, as the emulator\'s hosts); dctcp needs '
+                        '--ecn-threshold')
+    # No default threshold: the DCTCP paper gives K for its deep-buffered switches at 1 and 10 Gbit/s
+    # (20 and 65 packets) only; a K taken for another rate or queue would silently set the result.
+    p.add_argument('--ecn-threshold', type=positive(int), default=None, metavar='PACKETS',
+                   help='sim, dctcp: the switches mark ECN on a packet that finds this many packets in '
+                        'its queue (the DCTCP paper\'s K: 20 at 1 Gbit/s, 65 at 10 Gbit/s); below --queue')
     p.add_argument('--out', default='results/workload', help='results directory')
 
 
@@ -203,10 +216,24 @@ def backend_options(args):
             raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
         if args.min_rto is not None and args.min_rto <= 0:
             raise ValueError('--min-rto must be positive, got %g' % args.min_rto)
+        tcp = args.tcp or SimSettings.tcp
+        if tcp == 'dctcp' and args.ecn_threshold is None:
+            raise ValueError('--tcp dctcp needs --ecn-threshold PACKETS: DCTCP slows down on the switches\' '
+                             'ECN marks, and without a threshold no switch marks (the DCTCP paper\'s K: 20 '
+                             'packets at 1 Gbit/s, 65 at 10 Gbit/s)')
+        if args.ecn_threshold is not None and tcp != 'dctcp':
+            raise ValueError('--ecn-threshold marks ECN-capable packets, and the simulated hosts\' %s sends '
+                             'none: it takes --tcp dctcp' % tcp)
+        if args.ecn_threshold is not None and args.ecn_threshold >= args.queue:
+            raise ValueError('--ecn-threshold %d never marks in %d-packet queues (--queue): a queue that holds '
+                             'that many is full and drops the packet' % (args.ecn_threshold, args.queue))
         options = {'machine': machine(),
                    'control_delay_ms': CONTROL_DELAY_S * 1e3 if args.control_delay is None else args.control_delay,
                    'min_rto_ms': LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto,
-                   'link_delay_us': SimSettings.link_delay_us}
+                   'link_delay_us': SimSettings.link_delay_us, 'tcp': tcp,
+                   'ecn_threshold_packets': args.ecn_threshold or 0}
+        if args.period is not None:
+            options['period_s'] = args.period
         if args.fail_at is not None:
             if args.fail_at < 0 or not args.fail:
                 raise ValueError('--fail-at takes a time >= 0 and the links of --fail, got %g and %d link(s)'
@@ -214,7 +241,8 @@ def backend_options(args):
             options['fail_at_s'] = args.fail_at
         return options
     for option, value in (('--control-delay', args.control_delay), ('--min-rto', args.min_rto),
-                          ('--fail-at', args.fail_at)):
+                          ('--fail-at', args.fail_at), ('--period', args.period), ('--tcp', args.tcp),
+                          ('--ecn-threshold', args.ecn_threshold)):
         if value is not None:
             raise ValueError('%s is the simulator\'s (--backend sim); the emulator\'s controller and hosts '
                              'run in real time with their own' % option)

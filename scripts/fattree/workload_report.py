@@ -104,7 +104,8 @@ def bucket_of(size):
     return next(label for label, low, high in BUCKETS if low <= size < high)
 
 
-def _stats(values):
+def slowdown_stats(values):
+    """{flows, mean, p50, p99} of slowdowns (None without any)."""
     if not values:
         return {'flows': 0, 'mean': None, 'p50': None, 'p99': None}
     values = np.array(values, dtype=float)
@@ -124,7 +125,7 @@ def summarize(rows, runs):
         for key in (bucket_of(row['size_bytes']), 'all'):
             cell.setdefault(key, []).append(row['slowdown'])
     return {'buckets': [label for label, _, _ in BUCKETS],
-            'schemes': {scheme: {load: {key: _stats(values) for key, values in cells.items()}
+            'schemes': {scheme: {load: {key: slowdown_stats(values) for key, values in cells.items()}
                                  for load, cells in loads.items()} for scheme, loads in schemes.items()},
             'runs': runs}
 
@@ -175,6 +176,14 @@ def format_table(summary, config):
     return '\n'.join(lines)
 
 
+def tcp_setting(config):
+    """The hosts' TCP and the switches' ECN marking, as a simulated run's
+    progress lines and plots name them."""
+    if not config['ecn_threshold_packets']:
+        return 'TCP %s' % config['tcp']
+    return 'TCP %s, ECN marked from %d queued packets' % (config['tcp'], config['ecn_threshold_packets'])
+
+
 def write_outputs(out_dir, config, rows, summary):
     """flows.csv, summary.json and the plots in ``out_dir``."""
     os.makedirs(out_dir, exist_ok=True)
@@ -193,7 +202,7 @@ def plot(out_dir, config, rows, summary):
     import matplotlib.pyplot as plt
     caption = '%s: k=%d, %s, %s, %g Mbit/s links, seeds %s' % (
         config.get('backend', 'emulator'), config['k'], config['cdf'], config['pattern'], config['bw'],
-        ' '.join(map(str, config['seeds'])))
+        ' '.join(map(str, config['seeds']))) + (', ' + tcp_setting(config) if 'tcp' in config else '')
     limited_runs = {(run['scheme'], float(run['load'])) for run in summary['runs'] if limited(run)}
     fig, axes = plt.subplots(1, len(BUCKETS), figsize=(5 * len(BUCKETS), 4), squeeze=False)
     for ax, (bucket, _, _) in zip(axes[0], BUCKETS):

@@ -19,8 +19,9 @@ import math
 import random
 
 from scripts.fattree.workload_report import (
-    default_drain_s, draw_flows, finished_line, flow_rows, run_counts, switches_between)
-from scripts.sim.bisection_backend import EPHEMERAL_PORTS, scheme_network, simulate, simulation_record
+    default_drain_s, draw_flows, finished_line, flow_rows, run_counts, switches_between, tcp_setting)
+from scripts.sim.bisection_backend import (
+    EPHEMERAL_PORTS, scheme_network, scheme_params_of, simulate, simulation_record)
 from scripts.sim.network import SimFailure, SimFlow, SimSettings
 
 # ns-3's frames on a point-to-point link: PPP 2 bytes, IP 20, TCP 20 and its
@@ -109,7 +110,8 @@ def idle_rtts_ms(scheme, config):
 
 def run_settings(config, seed, stop_s):
     return SimSettings(link_mbps=config['bw'], stop_s=stop_s, queue_packets=config['queue'],
-                       link_delay_us=config['link_delay_us'], min_rto_ms=config['min_rto_ms'], seed=seed)
+                       link_delay_us=config['link_delay_us'], min_rto_ms=config['min_rto_ms'], tcp=config['tcp'],
+                       ecn_threshold_packets=config['ecn_threshold_packets'], seed=seed)
 
 
 def failure_arguments(topo, scheme, config):
@@ -133,11 +135,13 @@ def run_experiment(config, topo, cdf, record, progress):
             settings = run_settings(config, seed, config['seconds'] + config['drain_s'][-1])
             ports = source_ports(flows, random.Random('%s/%g/ports' % (seed, load)))
             for scheme in config['schemes']:
-                progress('%s, load %g, seed %d: %d flows over %g s, then at most %g s to drain (simulated)'
-                         % (scheme, load, seed, len(flows), config['seconds'], config['drain_s'][-1]))
+                progress('%s, load %g, seed %d: %d flows over %g s, then at most %g s to drain (simulated, %s)'
+                         % (scheme, load, seed, len(flows), config['seconds'], config['drain_s'][-1],
+                            tcp_setting(config)))
                 scheme_topo, named = scheme_network(scheme, config['k'], [(f['src'], f['dst']) for f in flows])
                 result = simulate(scheme_topo, scheme, scenario_flows(flows, named, ports, settings.stop_s),
                                   settings, progress, control_delay_s=config['control_delay_ms'] / 1e3,
+                                  scheme_params=scheme_params_of(config),
                                   **failure_arguments(scheme_topo, scheme, config))
                 rows = flow_rows(scheme, seed, load, flows, fcts_of(result), ideal_of(scheme, topo, config))
                 run = {'scheme': scheme, 'seed': seed, 'load': load, **run_counts(rows),

@@ -16,7 +16,8 @@ from topologies.fattree import FatTree
 TOPO = FatTree(4)
 CONFIG = {'backend': 'sim', 'k': 4, 'bw': 20.0, 'queue': 50, 'loads': [0.3], 'seconds': 2.0,
           'pattern': 'all-to-all', 'schemes': ['nonblocking', 'twolevel'], 'seeds': [37], 'fail': [],
-          'drain': None, 'drain_s': [], 'control_delay_ms': 1.0, 'min_rto_ms': 200.0, 'link_delay_us': 1.0}
+          'drain': None, 'drain_s': [], 'control_delay_ms': 1.0, 'min_rto_ms': 200.0, 'link_delay_us': 1.0,
+          'tcp': 'cubic', 'ecn_threshold_packets': 0}
 
 
 def flow_fields(line):
@@ -27,10 +28,11 @@ def flow_fields(line):
 def fake_simulator(calls, fct_of=lambda index, flow: 0.5):
     """simulate's stand-in: records its arguments, answers as fattree_sim's
     JSON with ``fct_of(index, flow)`` (None: unfinished)."""
-    def simulate(topo, scheme, flows, settings, progress=None, control_delay_s=None, failed_links=(), failures=()):
+    def simulate(topo, scheme, flows, settings, progress=None, control_delay_s=None, failed_links=(), failures=(),
+                 scheme_params=None):
         calls.append({'topo': topo, 'scheme': scheme, 'flows': flows, 'settings': settings,
                       'control_delay_s': control_delay_s, 'failed_links': failed_links, 'failures': failures,
-                      'lines': scenario_lines(topo, 'rules.txt', settings, flows)})
+                      'scheme_params': scheme_params, 'lines': scenario_lines(topo, 'rules.txt', settings, flows)})
         return {'simulated_s': settings.stop_s, 'wall_s': 0.1, 'events': 10, 'switches': {},
                 'flows': [{'id': i, 'src': f.src, 'dst': f.dst, 'fct_s': fct_of(i, f)} for i, f in enumerate(flows)]}
     return simulate
@@ -67,6 +69,15 @@ def test_the_scenario_holds_the_drawn_flows_sizes_start_times_and_hosts(monkeypa
     ports = [(src, port) for _, src, _, _, _, _, port in written]
     assert len(set(ports)) == len(ports) and all(32768 <= port <= 60999 for _, port in ports)
     assert twolevel['control_delay_s'] == pytest.approx(0.001) and twolevel['settings'].min_rto_ms == 200.0
+    assert 'tcp cubic' in twolevel['lines'] and 'ecn_threshold_packets 0' in twolevel['lines']
+    assert twolevel['scheme_params'] == {}
+
+
+def test_dctcp_its_ecn_threshold_and_the_period_reach_every_run(monkeypatch):
+    calls, _, _ = run(monkeypatch, dict(CONFIG, tcp='dctcp', ecn_threshold_packets=20, period_s=0.01))
+    for call in calls:
+        assert 'tcp dctcp' in call['lines'] and 'ecn_threshold_packets 20' in call['lines']
+        assert call['scheme_params'] == {'period': 0.01}
 
 
 def test_failed_links_go_to_the_fat_tree_runs_only(monkeypatch):
@@ -101,7 +112,7 @@ def test_finished_and_unfinished_simulated_flows_become_rows(monkeypatch):
         round(workload_backend.ideal_fct_s(drawn[1]['size'], 1, 20.0, 1.0), 6)}
     run_of = {r['scheme']: r for r in runs}['twolevel']
     assert (run_of['flows'], run_of['unfinished']) == (len(drawn), len(range(0, len(drawn), 3)))
-    assert run_of['simulation'] == {'wall_s': 0.1, 'events': 10,
+    assert run_of['simulation'] == {'wall_s': 0.1, 'events': 10, 'queue_drops': 0, 'ecn_marked': 0,
                                     'simulated_s': 2.0 + report.default_drain_s(drawn, 20.0)}
     # a 58-byte SYN and SYN-ACK at 20 Mbit/s (23.2 us) and 1 us on each of 2, 4 or 6 links
     assert 'fidelity' not in run_of and run_of['idle_rtt_ms'] == {'1': 0.0968, '3': 0.1936, '5': 0.2904}
@@ -164,7 +175,16 @@ def test_a_failed_link_the_rules_know_of_costs_a_crossing_flow_nothing():
     (['--backend', 'sim', '--control-delay', '-1'], '--control-delay must not be negative, got -1'),
     (['--fail-at', '1'], r"--fail-at is the simulator's \(--backend sim\)"),
     (['--backend', 'sim', '--fail-at', '1'], '--fail-at takes a time >= 0 and the links of --fail'),
-    (['--backend', 'sim', '--fail', 'a0_2-c1_1', '--fail-at', '-1'], '--fail-at takes a time >= 0')])
+    (['--backend', 'sim', '--fail', 'a0_2-c1_1', '--fail-at', '-1'], '--fail-at takes a time >= 0'),
+    (['--tcp', 'dctcp', '--ecn-threshold', '20'], r"--tcp is the simulator's \(--backend sim\)"),
+    (['--tcp', 'cubic'], r"--tcp is the simulator's \(--backend sim\)"),
+    (['--ecn-threshold', '20'], r"--ecn-threshold is the simulator's \(--backend sim\)"),
+    (['--period', '0.01'], r"--period is the simulator's \(--backend sim\)"),
+    (['--backend', 'sim', '--tcp', 'dctcp'], '--tcp dctcp needs --ecn-threshold PACKETS'),
+    (['--backend', 'sim', '--ecn-threshold', '20'], "--ecn-threshold marks ECN-capable packets, and the "
+                                                     "simulated hosts' cubic sends none"),
+    (['--backend', 'sim', '--tcp', 'dctcp', '--ecn-threshold', '50'], '--ecn-threshold 50 never marks in '
+                                                                       '50-packet queues')])
 def test_an_option_of_the_other_backend_is_refused_before_anything_runs(argv, message, monkeypatch):
     def ran(*args):
         raise AssertionError('an experiment started')
@@ -172,3 +192,23 @@ def test_an_option_of_the_other_backend_is_refused_before_anything_runs(argv, me
     monkeypatch.setattr(workload_backend, 'run_experiment', ran)
     with pytest.raises(SystemExit, match=message):
         workload.main(argv + ['--out', '/nonexistent'])
+
+
+def sim_config(argv, monkeypatch):
+    """The config ``workload.main(argv)`` hands the simulator's run_experiment."""
+    configs = []
+    monkeypatch.setattr(workload_backend, 'run_experiment', lambda config, *args: configs.append(config))
+    workload.main(['--backend', 'sim', '--out', '/nonexistent'] + argv)
+    return configs[0]
+
+
+@pytest.mark.parametrize('argv, tcp, threshold, period', [
+    ([], 'cubic', 0, None),
+    (['--tcp', 'dctcp', '--ecn-threshold', '65', '--queue', '150', '--period', '0.001'], 'dctcp', 65, 0.001),
+    (['--tcp', 'dctcp', '--ecn-threshold', '49'], 'dctcp', 49, None)])
+def test_the_hosts_tcp_the_ecn_threshold_and_the_period_are_in_the_config(argv, tcp, threshold, period, monkeypatch):
+    config = sim_config(argv, monkeypatch)
+    assert (config['tcp'], config['ecn_threshold_packets'], config.get('period_s')) == (tcp, threshold, period)
+    settings = workload_backend.run_settings(config, 1, 1.0)
+    settings.check()
+    assert (settings.tcp, settings.ecn_threshold_packets) == (tcp, threshold)
