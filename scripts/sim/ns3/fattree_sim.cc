@@ -25,6 +25,7 @@
 // the driver (scripts/sim/failure_reaction.py, the app's own recompute)
 // and applies its changes stage by stage, as the app's update sends them.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -622,12 +623,38 @@ void ConfigureTcp(const Scenario& sc) {
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));  // Linux's
 }
 
+// A point-to-point link between ``a`` and ``b`` at the scenario's rate and
+// delay, each end's device with a drop-tail queue of its packets. Built by
+// hand rather than by PointToPointHelper, which gives each device a
+// NetDeviceQueueInterface: its flow control schedules an event at every
+// dequeue (a third of a hop's events) and serves only queue discs, which
+// no node here has.
+std::array<Ptr<PointToPointNetDevice>, 2> Cable(Ptr<Node> a, Ptr<Node> b, const Scenario& sc) {
+  auto channel = CreateObjectWithAttributes<PointToPointChannel>(
+      "Delay", TimeValue(MicroSeconds(sc.link_delay_us)));
+  std::array<Ptr<PointToPointNetDevice>, 2> ends;
+  Ptr<Node> nodes[2] = {a, b};
+  for (int e = 0; e < 2; ++e) {
+    ends[e] = CreateObjectWithAttributes<PointToPointNetDevice>(
+        "DataRate", DataRateValue(DataRate(uint64_t(sc.link_mbps * 1e6))));
+    ends[e]->SetAddress(Mac48Address::Allocate());
+    ends[e]->SetQueue(CreateObjectWithAttributes<DropTailQueue<Packet>>(
+        "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, sc.queue_packets))));
+    nodes[e]->AddDevice(ends[e]);
+  }
+  for (auto& end : ends) end->Attach(channel);
+  return ends;
+}
+
 void Run(const Scenario& sc, std::ostream& out) {
   auto wall_start = std::chrono::steady_clock::now();
   auto wall_s = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   };
   RngSeedManager::SetSeed(sc.seed);
+  // A calendar queue runs the same events in the same order as ns-3's
+  // default (a red-black tree map) in about a quarter less CPU time here.
+  Simulator::SetScheduler(ObjectFactory("ns3::CalendarScheduler"));
   ConfigureTcp(sc);
 
   std::map<std::string, dcfabric::OfPipeline> pipelines =
@@ -656,11 +683,6 @@ void Run(const Scenario& sc, std::ostream& out) {
   InternetStackHelper stack;
   stack.Install(host_nodes);
 
-  PointToPointHelper p2p;
-  p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(uint64_t(sc.link_mbps * 1e6))));
-  p2p.SetChannelAttribute("Delay", TimeValue(MicroSeconds(sc.link_delay_us)));
-  p2p.SetQueue("ns3::DropTailQueue",
-               "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, sc.queue_packets)));
   auto node_of = [&](const std::string& name) {
     auto it = nodes.find(name);
     if (it == nodes.end()) throw std::invalid_argument("a link or flow names unknown node " + name);
@@ -671,10 +693,10 @@ void Run(const Scenario& sc, std::ostream& out) {
   std::map<std::pair<std::string, int>, std::pair<std::string, int>> peer;
   std::map<std::string, int> host_links;
   for (const LinkSpec& l : sc.links) {
-    NetDeviceContainer d = p2p.Install(node_of(l.a), node_of(l.b));
+    const auto d = Cable(node_of(l.a), node_of(l.b), sc);
     const std::pair<std::string, int> ends[2] = {{l.a, l.port_a}, {l.b, l.port_b}};
     for (int e = 0; e < 2; ++e) {
-      auto dev = DynamicCast<PointToPointNetDevice>(d.Get(e));
+      const Ptr<PointToPointNetDevice>& dev = d[e];
       const auto& [name, port] = ends[e];
       device_at[ends[e]] = dev;
       peer[ends[e]] = ends[1 - e];
