@@ -344,6 +344,19 @@ def _written_by(index, writers, value, mask):
     return bits
 
 
+def update_stages(topo, installed, new, between=None):
+    """The stages that move the switches of ``new`` ({switch: (rules,
+    groups)}, each differing from its ``installed`` state) to it, downstream
+    first. ``between()``, when given, is called after each switch's changes
+    are worked out (the app lets its other events run there)."""
+    alike, changes = {}, {}
+    for switch, state in new.items():
+        changes[switch] = forwarding_changes(topo, switch, installed[switch], state, alike)
+        if between is not None:
+            between()
+    return stages(dependencies(changes))
+
+
 def dependencies(changes):
     """{switch: the switches that must be updated before it}, from every
     switch's ``forwarding_changes``."""

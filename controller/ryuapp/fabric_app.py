@@ -35,7 +35,7 @@ from ryu.ofproto import ofproto_v1_3
 from controller.openflow.confirmations import Confirmations
 from controller.openflow.diff import ordered_diff
 from controller.openflow.port_states import PortStates
-from controller.openflow.staging import dependencies, forwarding_changes, stages
+from controller.openflow.staging import update_stages
 from controller.ryuapp import ofp
 from controller.ryuapp.manager import fabric_params
 from topologies.model import model_port
@@ -139,11 +139,8 @@ class FabricApp(app_manager.RyuApp):
                 self._update_due = False
                 new = {name: (self.rules_for(name), self.groups_for(name)) for name in self.datapaths}
                 new = {name: state for name, state in new.items() if state != self.installed[name]}
-                changes, alike = {}, {}
-                for name, state in new.items():
-                    changes[name] = forwarding_changes(self.topo, name, self.installed[name], state, alike)
-                    hub.sleep(0)  # events go on between switches while the plan is made
-                plan = stages(dependencies(changes))
+                # events go on between switches while the plan is made
+                plan = update_stages(self.topo, self.installed, new, between=lambda: hub.sleep(0))
                 self.logger.info('updating in %d stages: %s', len(plan), ' | '.join(' '.join(s) for s in plan))
                 for index, stage in enumerate(plan):
                     if self._update_due:

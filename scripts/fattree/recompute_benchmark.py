@@ -25,7 +25,7 @@ some: on a shared machine the two part when other work competes):
                     app takes them:
                       recompute_s  FailureRouting.update and the changed
                                    tables compiled (update_s, compile_s)
-                      plan_s       the staged plan (staging:
+                      plan_s       the staged plan (staging.update_stages:
                                    forwarding_changes per changed switch,
                                    dependencies, stages)
                       messages_s   the ordered diffs (diff_s) and their
@@ -63,7 +63,7 @@ from controller.fattree.failover import FailureRouting, expand_failures, tables_
 from controller.fattree.pipeline import compile_table, fabric_arp_rules
 from controller.openflow.confirmations import Confirmations
 from controller.openflow.diff import ADD_FLOW, DELETE_FLOW, DELETE_FLOWS, ordered_diff
-from controller.openflow.staging import dependencies, forwarding_changes, stages
+from controller.openflow.staging import update_stages
 from controller.ryuapp import ofp
 from scripts.argtypes import fattree_k, positive
 from scripts.emulator.progress import progress
@@ -167,9 +167,7 @@ def react(topo, routing, installed, arp, failed):
            for name, (rules, groups) in ((name, compile_table(table)) for name, table in changed.items())}
     new = {name: state for name, state in new.items() if state != installed[name]}
     clock.append(time.perf_counter())
-    alike = {}
-    plan = stages(dependencies({name: forwarding_changes(topo, name, installed[name], state, alike)
-                                for name, state in new.items()}))
+    plan = update_stages(topo, installed, new)
     clock.append(time.perf_counter())
     ops = {name: ordered_diff(installed[name][0], state[0], installed[name][1], state[1])
            for name, state in new.items()}

@@ -38,7 +38,7 @@ from controller.fattree.scheme_parameters import scheme_config
 from controller.openflow.diff import (
     ADD_FLOW, ADD_GROUP, DELETE_FLOW, DELETE_FLOWS, DELETE_GROUP, MODIFY_GROUP, metadata_term, ordered_diff)
 from controller.openflow.port_states import PortStates
-from controller.openflow.staging import dependencies, forwarding_changes, stages
+from controller.openflow.staging import update_stages
 from scripts.sim.controller_loop import CONTROL_DELAY_S, ProtocolError, change_lines
 from scripts.sim.rules_export import group_line, rule_line, scheme_strategy, switch_state
 
@@ -134,10 +134,7 @@ class FailureReaction:
         entry_changes = self.strategy.links_changed(failed, self.routing.tables)
         new = {name: self.state(name) for name in self.installed}
         new = {name: state for name, state in new.items() if state != self.installed[name]}
-        alike = {}
-        changes = {name: forwarding_changes(self.topo, name, self.installed[name], state, alike)
-                   for name, state in new.items()}
-        plan = stages(dependencies(changes)) or ([[]] if entry_changes else [])
+        plan = update_stages(self.topo, self.installed, new) or ([[]] if entry_changes else [])
         lines = []
         for index, stage in enumerate(plan):
             lines.append('stage')

@@ -10,7 +10,7 @@ import pytest
 
 from controller.fattree.failover import link_key
 from controller.openflow.diff import ordered_diff
-from controller.openflow.staging import dependencies, forwarding_changes, stages
+from controller.openflow.staging import update_stages
 from scripts.sim import bisection_backend
 from scripts.sim.controller_loop import ControllerLoop, ProtocolError, serve
 from scripts.sim.failure_reaction import FailureReaction, op_line
@@ -31,8 +31,7 @@ def staged_diff(before, after):
     ordered diff, stage by stage downstream first."""
     old = {name: (state['rules'], state['groups']) for name, state in before.items()}
     new = {name: (state['rules'], state['groups']) for name, state in after.items()}
-    changed = [name for name in old if old[name] != new[name]]
-    plan = stages(dependencies({name: forwarding_changes(TOPO, name, old[name], new[name]) for name in changed}))
+    plan = update_stages(TOPO, old, {name: new[name] for name in old if old[name] != new[name]})
     lines = []
     for stage in plan:
         lines.append('stage')

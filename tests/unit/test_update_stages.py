@@ -28,7 +28,8 @@ from controller.fattree.failover import expand_failures, link_key, tables_with_f
 from controller.fattree.pipeline import compile_table
 from controller.openflow.lookup import pipeline, rules_hit
 from controller.openflow.rules import ETH_TYPE_IP
-from controller.openflow.staging import ModelIndex, dependencies, forwarding_changes, forwarding_classes, stages
+from controller.openflow.staging import (
+    ModelIndex, dependencies, forwarding_changes, forwarding_classes, stages, update_stages)
 from topologies.addressing import ip_to_int
 from topologies.fattree import FatTree
 from topologies.model import model_port
@@ -82,11 +83,11 @@ def sampled_transitions(k, seed, per_kind):
 
 
 def plan(k, old, new):
-    """(stages, {switch: forwarding_changes}) from state ``old`` to ``new`` (failure sets)."""
+    """(the app's stages, {switch: forwarding_changes}) from state ``old`` to ``new`` (failure sets)."""
     before, after = compiled(k, old), compiled(k, new)
-    changes = {name: forwarding_changes(fat_tree(k), name, before[name], state)
-               for name, state in after.items() if state != before[name]}
-    return stages(dependencies(changes)), changes
+    changed = {name: state for name, state in after.items() if state != before[name]}
+    changes = {name: forwarding_changes(fat_tree(k), name, before[name], state) for name, state in changed.items()}
+    return update_stages(fat_tree(k), before, changed), changes
 
 
 def next_node(k, switch, state, address, down):
@@ -202,6 +203,20 @@ def test_the_check_fails_a_plan_without_the_order():
     assert any('e1_0' in sources for _, _, sources in lost)
     order = {switch: index for index, stage in enumerate(plan_stages) for switch in stage}
     assert order['a1_2'] < order['e1_0']
+
+
+def test_update_stages_orders_the_changes_and_yields_after_each_switch():
+    """The recovery of a lower-upper link: the stages its switches'
+    dependencies give, ``between`` called once per changed switch."""
+    _, old, new, _ = transition(4, 'recover', ('e0_0', 'a0_2'))
+    before, after = compiled(4, old), compiled(4, new)
+    changed = {name: state for name, state in after.items() if state != before[name]}
+    calls = []
+    found = update_stages(fat_tree(4), before, changed, between=lambda: calls.append(len(calls)))
+    assert found == stages(dependencies({name: forwarding_changes(fat_tree(4), name, before[name], state)
+                                         for name, state in changed.items()}))
+    assert len(found) > 1 and sorted(itertools.chain(*found)) == sorted(changed)
+    assert len(calls) == len(changed)
 
 
 def test_stages_follow_dependencies_and_put_a_cycle_in_one_stage():
