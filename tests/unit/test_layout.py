@@ -43,7 +43,7 @@ PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scr
                 'scripts.kevin.workload', 'scripts.kevin.emulation_stats', 'scripts.fattree.workload_report',
                 'scripts.fattree.installed_check', 'scripts.fattree.fault_campaign_report',
                 'scripts.fattree.fault_events', 'scripts.emulator.shaping', 'scripts.fattree.cross_validation',
-                'scripts.sim.datacenter_rates']
+                'scripts.sim.datacenter_rates', 'scripts.sim.datacenter_fcts']
 PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)] + PURE_SCRIPTS
 # The emulator's benchmarks (scripts/emulator/benchmarks) run experiments to measure the emulator:
 # they sit beside the runtime, not in it.
