@@ -29,6 +29,7 @@ import statistics
 
 from scripts.fattree.bisection_report import PAPER, PAPER_SCHEMES, backend, config_seeds
 from scripts.fattree.patterns import label
+from scripts.results import write_result
 
 # what the runs of one table (and its stability pair) must share
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'min_rto_ms', 'control_delay_ms', 'period_s')
@@ -386,11 +387,7 @@ def main(argv=None):
                      {name: (a.split(','), b.split(',')) for name, a, b in args.rto_check})
     except RatesError as err:
         parser.exit(2, 'error: %s\n' % err)
-    os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
-    with open(args.out, 'w') as f:
-        json.dump(data, f, indent=1)
-        f.write('\n')
-    print(markdown(data))
+    write_result(os.path.dirname(args.out) or '.', os.path.basename(args.out), data, markdown)
     print('written to %s' % args.out)
 
 
