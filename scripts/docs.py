@@ -84,6 +84,7 @@ EXPERIMENT_TABLES = {
     'cross-validation-workload': ('results/cross_validation/workload-20mbps.json',
                                   'scripts.fattree.cross_validation', 'workload_markdown'),
     'table2-1gbps': ('results/sim/table2-1gbps.json', 'scripts.sim.datacenter_rates', 'markdown'),
+    'fct-10gbps': ('results/sim/fct-10gbps.json', 'scripts.sim.datacenter_fcts', 'markdown'),
 }
 
 

@@ -23,6 +23,7 @@ import json
 import os
 
 from scripts.fattree.workload_report import BUCKETS, read_rows, slowdown_stats
+from scripts.results import write_result
 from scripts.sim.datacenter_rates import SCHEME_ORDER
 from scripts.sim.network import TCP_VARIANTS
 
@@ -199,11 +200,7 @@ def main(argv=None):
         data = gather([load(d) for d in args.runs])
     except FctsError as err:
         parser.exit(2, 'error: %s\n' % err)
-    os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
-    with open(args.out, 'w') as f:
-        json.dump(data, f, indent=1)
-        f.write('\n')
-    print(markdown(data))
+    write_result(os.path.dirname(args.out) or '.', os.path.basename(args.out), data, markdown)
     print('written to %s' % args.out)
 
 

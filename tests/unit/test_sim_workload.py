@@ -212,3 +212,21 @@ def test_the_hosts_tcp_the_ecn_threshold_and_the_period_are_in_the_config(argv, 
     settings = workload_backend.run_settings(config, 1, 1.0)
     settings.check()
     assert (settings.tcp, settings.ecn_threshold_packets) == (tcp, threshold)
+
+
+def test_dctcp_keeps_a_shared_queue_below_its_drops_where_cubic_overflows_it():
+    # two long flows into one core port (two-level routing sends both through c1_1) at
+    # 1 Gbit/s with 150-packet queues: CUBIC fills the queue and loses there; DCTCP, the
+    # switches marking from 20 queued packets, slows on the marks and loses nothing
+    flows = [SimFlow('h0_0_2', 'h1_0_2', 0.001, 0.05, src_port=40001),
+             SimFlow('h2_0_2', 'h1_0_2', 0.001, 0.05, src_port=40002)]
+    outcome = {}
+    for tcp, threshold in (('cubic', 0), ('dctcp', 20)):
+        settings = SimSettings(link_mbps=1000, stop_s=0.05, measure_from_s=0.01, queue_packets=150,
+                               ecn_threshold_packets=threshold, tcp=tcp, min_rto_ms=1.0)
+        result = bisection_backend.simulate(TOPO, 'twolevel', flows, settings, progress=lambda line: None)
+        record = bisection_backend.simulation_record(result)
+        outcome[tcp] = (record['queue_drops'], record['ecn_marked'], sum(f['goodput_mbps'] for f in result['flows']))
+    assert outcome['cubic'][0] > 0 and outcome['cubic'][1] == 0
+    assert outcome['dctcp'][0] == 0 and outcome['dctcp'][1] > 100
+    assert outcome['dctcp'][2] > 900  # the port stays busy: 2 x 482 Mbit/s of goodput
