@@ -13,6 +13,12 @@ def write_result(out_dir, name, result, markdown):
     print(markdown(result))
 
 
+def write_result_file(path, result, markdown):
+    """write_result to the file ``path``, then where it went printed."""
+    write_result(os.path.dirname(path) or '.', os.path.basename(path), result, markdown)
+    print('written to %s' % path)
+
+
 def machine():
     """What a result records of the machine it was measured on."""
     return {'python': platform.python_version(), 'implementation': platform.python_implementation(),

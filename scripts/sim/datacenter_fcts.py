@@ -23,8 +23,8 @@ import json
 import os
 
 from scripts.fattree.workload_report import BUCKETS, read_rows, slowdown_stats
-from scripts.results import write_result
-from scripts.sim.datacenter_rates import SCHEME_ORDER
+from scripts.results import write_result_file
+from scripts.sim.datacenter_rates import SCHEME_ORDER, link_rate
 from scripts.sim.network import TCP_VARIANTS
 
 SMALL_BELOW_BYTES = BUCKETS[0][2]
@@ -134,10 +134,6 @@ def not_run(cells):
 
 # --- Markdown ------------------------------------------------------------------------------------
 
-def _gbps(mbps):
-    return '%g Gbit/s' % (mbps / 1000.0) if mbps >= 1000 else '%g Mbit/s' % mbps
-
-
 def _figures(stats):
     if not stats['flows']:
         return ['0', '-', '-']
@@ -156,7 +152,7 @@ def conditions_line(workload):
     return ('**%s**: k=%d fat-tree, %s links, %d-packet queues (%s), %s, %g ms of arrivals then at most %s to '
             'finish, hosts\' minimum RTO %g ms, the dynamic schemes polled every %s with their flow-mods %g ms '
             'later, seed(s) %s; runs %s.'
-            % (workload['cdf'], c['k'], _gbps(c['bw']), c['queue'], marking, c['pattern'], c['seconds'] * 1e3,
+            % (workload['cdf'], c['k'], link_rate(c['bw']), c['queue'], marking, c['pattern'], c['seconds'] * 1e3,
                '%g ms' % (c['drain'] * 1e3) if c['drain'] else 'the default drain', c['min_rto_ms'],
                'the app\'s default 1 s' if c['period_s'] is None else '%g ms' % (c['period_s'] * 1e3),
                c['control_delay_ms'], ' '.join(map(str, c['seeds'])),
@@ -200,8 +196,7 @@ def main(argv=None):
         data = gather([load(d) for d in args.runs])
     except FctsError as err:
         parser.exit(2, 'error: %s\n' % err)
-    write_result(os.path.dirname(args.out) or '.', os.path.basename(args.out), data, markdown)
-    print('written to %s' % args.out)
+    write_result_file(args.out, data, markdown)
 
 
 if __name__ == '__main__':

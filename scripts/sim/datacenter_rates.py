@@ -29,7 +29,7 @@ import statistics
 
 from scripts.fattree.bisection_report import PAPER, PAPER_SCHEMES, backend, config_seeds
 from scripts.fattree.patterns import label
-from scripts.results import write_result
+from scripts.results import write_result_file
 
 # what the runs of one table (and its stability pair) must share
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'min_rto_ms', 'control_delay_ms', 'period_s')
@@ -259,7 +259,8 @@ def _cell(stats):
     return '%.1f (%.1f-%.1f)' % (stats['mean'], stats['min'], stats['max'])
 
 
-def _gbps(mbps):
+def link_rate(mbps):
+    """A link rate as the tables write it."""
     return '%g Gbit/s' % (mbps / 1000.0) if mbps >= 1000 else '%g Mbit/s' % mbps
 
 
@@ -279,7 +280,7 @@ def table_markdown(entry, paper, slow=None):
     slow_cells = _lookup(slow) if slow else {}
     header = (['pattern', 'non-blocking, % of line'] + schemes
               + ['paper, k=4 (%s)' % ' / '.join(paper['schemes'])]
-              + (['%s (%s)' % (_gbps(slow['bw_mbps']), ' / '.join(schemes))] if slow else []))
+              + (['%s (%s)' % (link_rate(slow['bw_mbps']), ' / '.join(schemes))] if slow else []))
     lines = ['| %s |' % ' | '.join(header), '|---' * len(header) + '|']
     for pattern in entry['patterns']:
         row = [label(pattern)] + [_cell(cells.get((pattern, s), {}).get(_metric_of(s)))
@@ -299,7 +300,7 @@ def table_markdown(entry, paper, slow=None):
         'runs %s. Schemes: %% of the non-blocking reference for the same flows and seed, mean (range) over the '
         'seeds; the reference: %% of line rate. Hosts\' minimum RTO %g ms; the dynamic schemes polled every %s, '
         'their flow-mods applied %g ms after a poll or packet-in.'
-        % (entry['k'], _gbps(entry['bw_mbps']), entry['queue_packets'], entry['duration_s'], entry['omit_s'],
+        % (entry['k'], link_rate(entry['bw_mbps']), entry['queue_packets'], entry['duration_s'], entry['omit_s'],
            ' '.join(map(str, entry['seeds'])), ', '.join('`%s`' % r for r in entry['runs']), entry['min_rto_ms'],
            'the app\'s default 1 s' if entry['period_s'] is None else '%g s' % entry['period_s'],
            entry['control_delay_ms']))
@@ -323,7 +324,7 @@ def table_markdown(entry, paper, slow=None):
     if slow and entry.get('against_slow', {}).get('largest'):
         top = entry['against_slow']['largest']
         slower = ['Against %s: the largest difference between a cell\'s means is %+.1f points (%s, %s, of %s).'
-                  % (_gbps(slow['bw_mbps']), top['points'], label(top['pattern']), top['scheme'],
+                  % (link_rate(slow['bw_mbps']), top['points'], label(top['pattern']), top['scheme'],
                      'line rate' if top['metric'] == 'pct_of_line' else 'the reference')]
     notes = [stable] + ([rto_line(entry['min_rto_check'])] if 'min_rto_check' in entry else []) + slower + [cost]
     return '\n'.join([caption, '', *lines, '', '\n\n'.join(notes)])
@@ -357,7 +358,7 @@ def markdown(data):
     if slow:
         note += (' %s: the same experiment at %s on the simulator (`%s`, seeds %s, %g s flows after %g s, minimum '
                  'RTO %g ms), schemes\' means as %% of its own reference.'
-                 % (_gbps(slow['bw_mbps']), _gbps(slow['bw_mbps']), ', '.join(slow['runs']),
+                 % (link_rate(slow['bw_mbps']), link_rate(slow['bw_mbps']), ', '.join(slow['runs']),
                     ' '.join(map(str, slow['seeds'])), slow['duration_s'], slow['omit_s'], slow['min_rto_ms']))
     return '\n\n'.join(parts + [note])
 
@@ -387,8 +388,7 @@ def main(argv=None):
                      {name: (a.split(','), b.split(',')) for name, a, b in args.rto_check})
     except RatesError as err:
         parser.exit(2, 'error: %s\n' % err)
-    write_result(os.path.dirname(args.out) or '.', os.path.basename(args.out), data, markdown)
-    print('written to %s' % args.out)
+    write_result_file(args.out, data, markdown)
 
 
 if __name__ == '__main__':
