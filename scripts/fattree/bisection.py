@@ -55,11 +55,10 @@ from scripts.emulator.command import command_main
 from scripts.argtypes import add_seed_options, fattree_k, positive, seconds, seeds_of
 from scripts.fattree.bisection_report import format_table, merge, summarize, write_outputs
 from scripts.fattree.bisection_run import (
-    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, add_period_argument, daemons_config, run_experiment)
+    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment)
 from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, check, seeded
 from scripts.results import machine
-from scripts.sim.controller_loop import CONTROL_DELAY_S
-from scripts.sim.network import LINUX_MIN_RTO_MS
+from scripts.sim import controller_options
 from topologies.fattree import FatTree
 
 BACKENDS = ('emulator', 'sim')
@@ -93,14 +92,7 @@ def add_arguments(p):
     p.add_argument('--backend', choices=BACKENDS, default='emulator',
                    help='emulator (Mininet, OVS, the hosts\' TCP; default) or sim (ns-3, the switches '
                         'executing the controller\'s exported rules)')
-    p.add_argument('--control-delay', type=float, default=None, metavar='MS',
-                   help='sim: ms from a poll or packet-in to its flow-mods taking effect (stats reply or '
-                        'packet-in, flow-mods, packet-out on a control channel; default %g)'
-                        % (CONTROL_DELAY_S * 1e3))
-    p.add_argument('--min-rto', type=float, default=None, metavar='MS',
-                   help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
-                        'emulator\'s hosts; datacenter hosts tuned for microsecond RTTs use 1-10)' % LINUX_MIN_RTO_MS)
-    add_period_argument(p)
+    controller_options.add_arguments(p)
     p.add_argument('--flowlet-timeout', type=positive(float), default=None, metavar='US',
                    help='sim, letflow: microseconds of silence that end a flowlet (default %g, the LetFlow '
                         'paper\'s)' % SCHEME_DEFAULTS['flowlet_timeout_us'])
@@ -141,16 +133,15 @@ def run_from_args(args, progress=None):
     if args.backend != 'sim' and not all(isinstance(v, int) for v in (args.duration, args.omit)):
         raise ValueError('the emulator\'s iperf3 runs whole seconds: --duration %g --omit %g'
                          % (args.duration, args.omit))
-    if args.period is not None and args.backend != 'sim':
-        raise ValueError('--period is the simulated controller\'s (--backend sim)')
-    if args.flowlet_timeout is not None and args.backend != 'sim':
-        raise ValueError('--flowlet-timeout is the simulated letflow scheme\'s (--backend sim)')
-    if args.control_delay is not None and (args.backend != 'sim' or args.control_delay < 0):
-        raise ValueError('--control-delay is the simulated controller\'s (--backend sim) and must not be '
-                         'negative, got %g' % args.control_delay)
-    if args.min_rto is not None and (args.backend != 'sim' or args.min_rto <= 0):
-        raise ValueError('--min-rto is the simulated hosts\' (--backend sim) and must be positive, got %g'
-                         % args.min_rto)
+    if args.backend == 'sim':
+        sim_options = controller_options.config(args)
+        if args.ovs_instances is not None:
+            raise ValueError('--ovs-instances sets the emulator\'s Open vSwitch daemons; the simulator '
+                             '(--backend sim) has none')
+        if args.flowlet_timeout is not None and 'letflow' not in args.schemes:
+            raise ValueError('--flowlet-timeout is the letflow scheme\'s, and --schemes has no letflow')
+    else:
+        controller_options.refuse_on_emulator(args, ('--flowlet-timeout', args.flowlet_timeout))
     seeds = seeds_of(args)
     topo = FatTree(args.k)
     for pattern in args.patterns:
@@ -166,13 +157,10 @@ def run_from_args(args, progress=None):
               'seeds': seeds, 'patterns': args.patterns, 'schemes': schemes,
               'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
     if args.backend == 'sim':
-        config['control_delay_ms'] = CONTROL_DELAY_S * 1e3 if args.control_delay is None else args.control_delay
-        config['min_rto_ms'] = LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto
+        config.update(sim_options)
         if 'letflow' in schemes:
             config['flowlet_timeout_us'] = (SCHEME_DEFAULTS['flowlet_timeout_us']
                                             if args.flowlet_timeout is None else args.flowlet_timeout)
-        if args.period is not None:
-            config['period_s'] = args.period
     else:
         config.update(daemons_config(args.k, args.bw, args.ovs_instances))
     flows_of = {(p, rep): seeded(p, topo, seed) for p in args.patterns for rep, seed in enumerate(seeds)}

@@ -5,7 +5,7 @@ import json
 import time
 import urllib.request
 
-from controller.fattree.scheme_parameters import DEFAULTS as SCHEME_DEFAULTS, SIMULATOR_ONLY, refuse_simulator_only
+from controller.fattree.scheme_parameters import SIMULATOR_ONLY, refuse_simulator_only
 from controller.fattree.scheme_strategies import DYNAMIC_SCHEMES
 from scripts.argtypes import positive
 from scripts.emulator.ovs import daemon_policy
@@ -30,12 +30,6 @@ def add_ovs_instances_argument(p):
                    help='private Open vSwitch daemons the fat-tree\'s switches are spread over (default: '
                         'by the machine\'s cores and the forwarding the link rate needs, printed at start; '
                         '1: the machine\'s own)')
-
-
-def add_period_argument(p):
-    p.add_argument('--period', type=positive(float), default=None, metavar='S',
-                   help='sim: seconds between the dynamic schemes\' counter polls and rounds (default the '
-                        'app\'s, %g)' % SCHEME_DEFAULTS['period'])
 
 
 def daemons_config(k, bw, asked=None):

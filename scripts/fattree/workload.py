@@ -46,11 +46,11 @@ from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
 from scripts.fattree.bisection import BACKENDS
 from scripts.fattree.bisection_run import (
-    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, add_period_argument, daemons_config)
+    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, daemons_config)
 from scripts.fattree.patterns import WORKLOAD_PATTERNS
 from scripts.results import machine
-from scripts.sim.controller_loop import CONTROL_DELAY_S
-from scripts.sim.network import LINUX_MIN_RTO_MS, TCP_VARIANTS, SimSettings
+from scripts.sim import controller_options
+from scripts.sim.network import TCP_VARIANTS, SimSettings
 from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
 from topologies.fattree import FatTree
 
@@ -105,16 +105,10 @@ def add_arguments(p):
     p.add_argument('--backend', choices=BACKENDS, default='emulator',
                    help='emulator (Mininet, OVS, the hosts\' TCP; default) or sim (ns-3, the switches '
                         'executing the controller\'s exported rules)')
-    p.add_argument('--control-delay', type=float, default=None, metavar='MS',
-                   help='sim: ms from a poll or packet-in to its flow-mods taking effect (default %g)'
-                        % (CONTROL_DELAY_S * 1e3))
-    p.add_argument('--min-rto', type=float, default=None, metavar='MS',
-                   help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
-                        'emulator\'s hosts)' % LINUX_MIN_RTO_MS)
+    controller_options.add_arguments(p)
     p.add_argument('--fail-at', type=float, default=None, metavar='S',
                    help='sim: --fail\'s links fail S seconds into each run, and the controller reacts '
                         '(default: down from the start, the rules computed for them)')
-    add_period_argument(p)
     p.add_argument('--tcp', choices=TCP_VARIANTS, default=None,
                    help='sim: the hosts\' TCP (default cubic, as the emulator\'s hosts); dctcp needs '
                         '--ecn-threshold')
@@ -212,10 +206,6 @@ def backend_options(args):
         if args.ovs_instances is not None:
             raise ValueError('--ovs-instances sets the emulator\'s Open vSwitch daemons; the simulator '
                              '(--backend sim) has none')
-        if args.control_delay is not None and args.control_delay < 0:
-            raise ValueError('--control-delay must not be negative, got %g' % args.control_delay)
-        if args.min_rto is not None and args.min_rto <= 0:
-            raise ValueError('--min-rto must be positive, got %g' % args.min_rto)
         tcp = args.tcp or SimSettings.tcp
         if tcp == 'dctcp' and args.ecn_threshold is None:
             raise ValueError('--tcp dctcp needs --ecn-threshold PACKETS: DCTCP slows down on the switches\' '
@@ -227,25 +217,17 @@ def backend_options(args):
         if args.ecn_threshold is not None and args.ecn_threshold >= args.queue:
             raise ValueError('--ecn-threshold %d never marks in %d-packet queues (--queue): a queue that holds '
                              'that many is full and drops the packet' % (args.ecn_threshold, args.queue))
-        options = {'machine': machine(),
-                   'control_delay_ms': CONTROL_DELAY_S * 1e3 if args.control_delay is None else args.control_delay,
-                   'min_rto_ms': LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto,
+        options = {'machine': machine(), **controller_options.config(args),
                    'link_delay_us': SimSettings.link_delay_us, 'tcp': tcp,
                    'ecn_threshold_packets': args.ecn_threshold or 0}
-        if args.period is not None:
-            options['period_s'] = args.period
         if args.fail_at is not None:
             if args.fail_at < 0 or not args.fail:
                 raise ValueError('--fail-at takes a time >= 0 and the links of --fail, got %g and %d link(s)'
                                  % (args.fail_at, len(args.fail)))
             options['fail_at_s'] = args.fail_at
         return options
-    for option, value in (('--control-delay', args.control_delay), ('--min-rto', args.min_rto),
-                          ('--fail-at', args.fail_at), ('--period', args.period), ('--tcp', args.tcp),
-                          ('--ecn-threshold', args.ecn_threshold)):
-        if value is not None:
-            raise ValueError('%s is the simulator\'s (--backend sim); the emulator\'s controller and hosts '
-                             'run in real time with their own' % option)
+    controller_options.refuse_on_emulator(args, ('--fail-at', args.fail_at), ('--tcp', args.tcp),
+                                          ('--ecn-threshold', args.ecn_threshold))
     return daemons_config(args.k, args.bw, args.ovs_instances)
 
 

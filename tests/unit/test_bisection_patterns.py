@@ -153,12 +153,15 @@ def test_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
 @pytest.mark.parametrize('argv, message', [
     (['--seeds', '1', '--reps', '2'], 'either --seeds or --reps/--seed-base'),
     (['--seeds', '3', '3'], 'repeats a seed: 3 3'),
-    (['--min-rto', '5'], r"--min-rto is the simulated hosts' \(--backend sim\)"),
+    (['--min-rto', '5'], r"--min-rto is the simulator's \(--backend sim\)"),
     (['--backend', 'sim', '--min-rto', '0'], 'must be positive, got 0'),
     (['--duration', '0.5'], "the emulator's iperf3 runs whole seconds"),
-    (['--period', '0.01'], r"--period is the simulated controller's \(--backend sim\)"),
-    (['--control-delay', '2'], r"--control-delay is the simulated controller's \(--backend sim\)"),
-    (['--backend', 'sim', '--control-delay', '-1'], 'must not be negative, got -1')])
+    (['--period', '0.01'], r"--period is the simulator's \(--backend sim\)"),
+    (['--control-delay', '2'], r"--control-delay is the simulator's \(--backend sim\)"),
+    (['--flowlet-timeout', '50'], r"--flowlet-timeout is the simulator's \(--backend sim\)"),
+    (['--backend', 'sim', '--control-delay', '-1'], 'must not be negative, got -1'),
+    (['--backend', 'sim', '--ovs-instances', '2'], r'the simulator \(--backend sim\) has none'),
+    (['--backend', 'sim', '--flowlet-timeout', '50'], '--schemes has no letflow')])
 def test_ambiguous_seeds_are_refused_before_any_emulation(argv, message):
     with pytest.raises(SystemExit, match=message):
         bisection.main(argv + ['--out', '/nonexistent'])
