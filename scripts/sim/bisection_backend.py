@@ -150,13 +150,14 @@ def scheme_network(scheme, k, pairs):
 
 def simulation_record(result):
     """What a run's record keeps of its simulation: the cost, the packets
-    the switches' queues dropped and marked ECN, and, for a dynamic scheme,
+    the switches' queues dropped and marked ECN, the packets the hosts' own
+    device queues dropped (their TCP is not told), and, for a dynamic scheme,
     its controller's polls, packet-ins and flow-mods, and with failures
     during the run, the routing controller's recomputes, stages and ops."""
     ports = [p for s in result['switches'].values() for p in s.get('ports', {}).values()]
     simulation = {'wall_s': round(result['wall_s'], 2), 'events': result['events'],
                   'simulated_s': result['simulated_s'], 'queue_drops': sum(p['queue_drops'] for p in ports),
-                  'ecn_marked': sum(p['ecn_marked'] for p in ports)}
+                  'ecn_marked': sum(p['ecn_marked'] for p in ports), 'host_queue_drops': result['host_queue_drops']}
     for controller in ('controller', 'routing_controller'):
         if controller in result:
             simulation[controller] = result[controller]

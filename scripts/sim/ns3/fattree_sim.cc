@@ -692,6 +692,7 @@ void Run(const Scenario& sc, std::ostream& out) {
   std::map<std::pair<std::string, int>, Ptr<PointToPointNetDevice>> device_at;
   std::map<std::pair<std::string, int>, std::pair<std::string, int>> peer;
   std::map<std::string, int> host_links;
+  uint64_t host_queue_drops = 0;
   for (const LinkSpec& l : sc.links) {
     const auto d = Cable(node_of(l.a), node_of(l.b), sc);
     const std::pair<std::string, int> ends[2] = {{l.a, l.port_a}, {l.b, l.port_b}};
@@ -706,6 +707,11 @@ void Run(const Scenario& sc, std::ostream& out) {
         continue;
       }
       if (host_links[name]++) throw std::invalid_argument("host " + name + " has more than one link");
+      // A packet the host's own full device queue drops: ns-3's TCP is not
+      // told (Linux's is, and its TCP small queues keep that queue short).
+      dev->GetQueue()->TraceConnectWithoutContext(
+          "Drop", Callback<void, Ptr<const Packet>>(
+                      [&host_queue_drops](Ptr<const Packet>) { host_queue_drops++; }));
       // No queue disc on the host's NIC (ns-3's default would be fq_codel):
       // its device queue is drop-tail, as every shaped interface of the emulator.
       Ptr<Ipv4> ipv4 = nodes[name]->GetObject<Ipv4>();
@@ -821,7 +827,8 @@ void Run(const Scenario& sc, std::ostream& out) {
   out.precision(9);
   if (controller || routing) out << "done\n";
   out << "{\"simulated_s\": " << Simulator::Now().GetSeconds() << ", \"wall_s\": " << wall_s()
-      << ", \"events\": " << Simulator::GetEventCount() << ", \"measured_s\": " << measured_s;
+      << ", \"events\": " << Simulator::GetEventCount() << ", \"measured_s\": " << measured_s
+      << ", \"host_queue_drops\": " << host_queue_drops;
   if (controller)
     out << ", \"controller\": {\"polls\": " << controller->polls() << ", \"packet_ins\": "
         << controller->packet_ins() << ", \"flow_mods\": " << controller->flow_mods() << "}";
