@@ -33,7 +33,7 @@ def fake_simulator(calls, fct_of=lambda index, flow: 0.5):
         calls.append({'topo': topo, 'scheme': scheme, 'flows': flows, 'settings': settings,
                       'control_delay_s': control_delay_s, 'failed_links': failed_links, 'failures': failures,
                       'scheme_params': scheme_params, 'lines': scenario_lines(topo, 'rules.txt', settings, flows)})
-        return {'simulated_s': settings.stop_s, 'wall_s': 0.1, 'events': 10, 'switches': {},
+        return {'simulated_s': settings.stop_s, 'wall_s': 0.1, 'events': 10, 'host_queue_drops': 3, 'switches': {},
                 'flows': [{'id': i, 'src': f.src, 'dst': f.dst, 'fct_s': fct_of(i, f)} for i, f in enumerate(flows)]}
     return simulate
 
@@ -113,7 +113,7 @@ def test_finished_and_unfinished_simulated_flows_become_rows(monkeypatch):
     run_of = {r['scheme']: r for r in runs}['twolevel']
     assert (run_of['flows'], run_of['unfinished']) == (len(drawn), len(range(0, len(drawn), 3)))
     assert run_of['simulation'] == {'wall_s': 0.1, 'events': 10, 'queue_drops': 0, 'ecn_marked': 0,
-                                    'simulated_s': 2.0 + report.default_drain_s(drawn, 20.0)}
+                                    'host_queue_drops': 3, 'simulated_s': 2.0 + report.default_drain_s(drawn, 20.0)}
     # a 58-byte SYN and SYN-ACK at 20 Mbit/s (23.2 us) and 1 us on each of 2, 4 or 6 links
     assert 'fidelity' not in run_of and run_of['idle_rtt_ms'] == {'1': 0.0968, '3': 0.1936, '5': 0.2904}
     summary = report.summarize(rows, runs)
