@@ -64,7 +64,7 @@ def _cell(rows, run):
     simulation = run.get('simulation', {})
     return dict(sizes, unfinished=len(rows) - len(finished), wall_s=simulation.get('wall_s'),
                 events=simulation.get('events'), queue_drops=simulation.get('queue_drops'),
-                ecn_marked=simulation.get('ecn_marked'))
+                ecn_marked=simulation.get('ecn_marked'), host_queue_drops=simulation.get('host_queue_drops'))
 
 
 def gather(saved_runs):
@@ -163,18 +163,22 @@ def markdown(data):
     """The conditions per workload, one row per cell, the cells not run,
     and what the runs cost."""
     header = ['workload', 'failed link', 'load', 'TCP', 'scheme', 'small flows', 'small mean', 'small p99',
-              'large flows', 'large mean', 'large p99', 'unfinished', 'switch drops', 'ECN marks', 'wall (s)']
+              'large flows', 'large mean', 'large p99', 'unfinished', 'switch drops', 'sender drops', 'ECN marks',
+              'wall (s)']
     lines = ['| %s |' % ' | '.join(header), '|---' * len(header) + '|']
     for c in data['cells']:
         lines.append('| %s |' % ' | '.join(
             [c['cdf'], c['fail'] or '-', '%g' % c['load'], c['tcp'], c['scheme']] + _figures(c['small'])
-            + _figures(c['large']) + [str(c['unfinished']), _count(c['queue_drops']), _count(c['ecn_marked']),
+            + _figures(c['large']) + [str(c['unfinished']), _count(c['queue_drops']),
+                                      _count(c['host_queue_drops']), _count(c['ecn_marked']),
                                       '-' if c['wall_s'] is None else '%.0f' % c['wall_s']]))
     walls = [c['wall_s'] for c in data['cells'] if c['wall_s'] is not None]
     notes = ['FCT slowdown: a flow\'s FCT over its ideal FCT alone on the simulated fabric; small: below %d KB, '
              'large: the rest; mean and 99th percentile over the cell\'s finished flows (one seed: the 99th '
              'percentile of a cell of n flows rests on its n/100 slowest). Switch drops and ECN marks: packets '
-             'the switches\' queues dropped and marked in the run. Wall: the simulator\'s wall time for the run.'
+             'the switches\' queues dropped and marked in the run; sender drops: packets the hosts\' own device '
+             'queues dropped, which ns-3\'s TCP is not told of (-: a run made before they were counted). Wall: '
+             'the simulator\'s wall time for the run.'
              % (SMALL_BELOW_BYTES / 1e3)]
     if walls:
         notes.append('Cost: %d runs, %.0f s of simulator wall time in all, %.0f-%.0f s a run.'

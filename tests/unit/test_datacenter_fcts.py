@@ -13,8 +13,9 @@ CONFIG = {'backend': 'sim', 'k': 8, 'bw': 10000.0, 'queue': 150, 'seconds': 0.01
           'drain': 0.1, 'cdf': 'web-search', 'fail': [], 'tcp': 'cubic', 'ecn_threshold_packets': 0}
 
 
-def write_run(path, slowdowns, **config):
-    """A finished run: ``slowdowns`` {(scheme, load): [(size_bytes, slowdown or None)]}."""
+def write_run(path, slowdowns, host_queue_drops=None, **config):
+    """A finished run: ``slowdowns`` {(scheme, load): [(size_bytes, slowdown or None)]}; its
+    records count the senders' drops unless ``host_queue_drops`` is None (a run from before)."""
     config = dict(CONFIG, **config)
     rows, runs = [], []
     for (scheme, load), flows in slowdowns.items():
@@ -22,8 +23,10 @@ def write_run(path, slowdowns, **config):
             rows.append({'scheme': scheme, 'seed': 1, 'load': load, 'src': 'h0_0_2', 'dst': 'h1_0_2',
                          'size_bytes': size, 'start_s': 0.0, 'fct_s': '' if slowdown is None else slowdown / 1e3,
                          'ideal_fct_s': 1e-3, 'slowdown': '' if slowdown is None else slowdown})
-        runs.append({'scheme': scheme, 'seed': 1, 'load': load,
-                     'simulation': {'wall_s': 60.0, 'events': 1000, 'queue_drops': 7, 'ecn_marked': 3}})
+        simulation = {'wall_s': 60.0, 'events': 1000, 'queue_drops': 7, 'ecn_marked': 3}
+        if host_queue_drops is not None:
+            simulation['host_queue_drops'] = host_queue_drops
+        runs.append({'scheme': scheme, 'seed': 1, 'load': load, 'simulation': simulation})
     path.mkdir()
     with open(path / 'flows.csv', 'w', newline='') as f:
         writer = csv.DictWriter(f, CSV_COLUMNS)
@@ -41,13 +44,18 @@ def test_small_and_large_flows_slowdowns_per_cell(tmp_path):
     # 99,999 bytes is small, 100,000 large; an unfinished flow counts apart
     cubic = write_run(tmp_path / 'cubic', {('ecmp', 0.3): [(1000, 1.0), (99999, 3.0), (100000, 2.0), (5000000, None)],
                                            ('twolevel', 0.3): [(1000, 4.0)]})
-    dctcp = write_run(tmp_path / 'dctcp', {('ecmp', 0.3): [(1000, 1.5)]}, tcp='dctcp', ecn_threshold_packets=65)
+    dctcp = write_run(tmp_path / 'dctcp', {('ecmp', 0.3): [(1000, 1.5)]}, host_queue_drops=1234, tcp='dctcp',
+                      ecn_threshold_packets=65)
     data = fcts.gather([fcts.load(cubic), fcts.load(dctcp)])
     ecmp = cell(data, scheme='ecmp', tcp='cubic')
     assert ecmp['small'] == {'flows': 2, 'mean': 2.0, 'p50': 2.0, 'p99': 2.98}
     assert ecmp['large'] == {'flows': 1, 'mean': 2.0, 'p50': 2.0, 'p99': 2.0}
     assert (ecmp['unfinished'], ecmp['wall_s'], ecmp['queue_drops'], ecmp['ecn_marked']) == (1, 60.0, 7, 3)
     assert cell(data, tcp='dctcp')['small']['mean'] == 1.5 and cell(data, tcp='dctcp')['large']['flows'] == 0
+    # the senders' drops where the run counted them, "-" where it predates the count
+    assert (ecmp['host_queue_drops'], cell(data, tcp='dctcp')['host_queue_drops']) == (None, 1234)
+    rows = [line for line in fcts.markdown(data).splitlines() if line.startswith('| web-search')]
+    assert [line.split(' | ')[12:14] for line in rows] == [['7', '-'], ['7', '-'], ['7', '1,234']]
     # rows ordered by TCP, then by the schemes' run order; the matrix's missing cell named
     assert [(c['tcp'], c['scheme']) for c in data['cells']] == [
         ('cubic', 'twolevel'), ('cubic', 'ecmp'), ('dctcp', 'ecmp')]
@@ -62,7 +70,7 @@ def test_failed_link_runs_are_cells_of_their_own(tmp_path):
     data = fcts.gather([fcts.load(failed), fcts.load(whole)])
     assert [(c['fail'], c['small']['mean']) for c in data['cells']] == [('', 1.0), ('a0_4-c0_0', 9.0)]
     assert data['not_run'] == []
-    assert '| web-search | a0_4-c0_0 | 0.6 | cubic | ecmp | 1 | 9.00 | 9.00 | 0 | - | - | 0 | 7 | 3 | 60 |' \
+    assert '| web-search | a0_4-c0_0 | 0.6 | cubic | ecmp | 1 | 9.00 | 9.00 | 0 | - | - | 0 | 7 | - | 3 | 60 |' \
         in fcts.markdown(data)
 
 
