@@ -9,6 +9,7 @@ import statistics
 from scripts.emulator.fidelity import run_faithful, verdict_cell
 from scripts.fattree.fair_share import two_level_fair_share
 from scripts.fattree.patterns import label, seeded
+from scripts.sim.network import sender_queue_of
 from topologies.fattree import FatTree
 
 # The paper's Table 2 (k=4, percent of ideal bisection bandwidth): Two-Level
@@ -52,6 +53,8 @@ def merge(saved_runs):
                             if backend(first['config']) == 'sim' else ())
     config = {key: first['config'].get(key) for key in same + ('hosts',)}
     config.update(seeds=[], patterns=[], summarized_from=[], backend=backend(first['config']))
+    if config['backend'] == 'sim':
+        config['sender_queue'] = sender_queue_of(first['config'])
     runs, seen = [], {}
     for run_dir, saved in saved_runs:
         if backend(saved['config']) != backend(first['config']):
@@ -62,6 +65,10 @@ def merge(saved_runs):
                 raise ValueError('%s ran with %s %r, %s with %r: only runs with the same %s are summarized '
                                  'together' % (run_dir, key, saved['config'].get(key), first_dir, config[key],
                                                ', '.join(same)))
+        if config['backend'] == 'sim' and sender_queue_of(saved['config']) != sender_queue_of(first['config']):
+            raise ValueError('%s ran with the hosts\' send queues %s, %s with %s: only runs with the same are '
+                             'summarized together' % (run_dir, sender_queue_of(saved['config']), first_dir,
+                                                     sender_queue_of(first['config'])))
         seeds = config_seeds(saved['config'])
         for seed in seeds:
             if seed in seen:
@@ -195,6 +202,7 @@ def sim_line(config):
     """What a simulated run's hosts and controller were given."""
     settings = ['hosts\' minimum RTO %g ms' % config['min_rto_ms'] if 'min_rto_ms' in config
                 else 'hosts\' minimum RTO 5 ms (runs before it was recorded)']
+    settings.append('hosts\' send queues %s' % sender_queue_of(config))
     if 'control_delay_ms' in config:
         settings.append('control delay %g ms' % config['control_delay_ms'])
     if 'period_s' in config:

@@ -32,6 +32,7 @@ import os
 
 from scripts.fattree.bisection_report import backend, config_seeds, summarize
 from scripts.fattree.patterns import label
+from scripts.sim.network import sender_queue_of
 
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit')
 MIN_FAITHFUL_RUNS = 2  # a spread needs two runs
@@ -110,13 +111,14 @@ def markdown(result):
     config = result['config']
     judged, agreeing = tally(result['rows'])
     lines = ['k=%d fat-tree, %g Mbit/s links, %d-packet queues, %d s flows after %d s left out, seeds %s; '
-             'emulated `%s`, simulated `%s`. Schemes: %% of the non-blocking reference of the same backend, '
+             'emulated `%s`, simulated `%s` (hosts\' send queues %s). Schemes: %% of the non-blocking reference '
+             'of the same backend, '
              'pattern and seed (mean over the seeds; the emulator\'s limited runs left out); the reference: '
              '%% of line rate. "agrees": the simulated mean within the emulator\'s per-seed range; judged where '
              'the emulator kept at least %d faithful runs. %d of %d judged cells agree.'
              % (config['k'], config['bw'], config['queue'], config['duration'], config['omit'],
                 ' '.join(map(str, config['seeds'])), result['emulated_run'], result['simulated_run'],
-                MIN_FAITHFUL_RUNS, agreeing, judged),
+                config['simulated_sender_queue'], MIN_FAITHFUL_RUNS, agreeing, judged),
              '',
              '| pattern | scheme | emulated (range), faithful runs | simulated | sim - emu | 2L fair | agrees |',
              '|---|---|---|---|---|---|---|']
@@ -313,6 +315,7 @@ def _bisection(emulated_dir, simulated_dir):
     rows = compare(emulated_config, emulated_runs, simulated_config, simulated_runs)
     config = {key: emulated_config[key] for key in SAME_SETTINGS}
     config['seeds'] = config_seeds(emulated_config)
+    config['simulated_sender_queue'] = sender_queue_of(simulated_config)
     return {'config': config, 'rows': rows}, markdown
 
 

@@ -127,7 +127,8 @@ def simulate(topo, scheme, flows, settings, progress=None, failures=(), control_
 def run_settings(config, seed):
     return SimSettings(link_mbps=config['bw'], stop_s=config['omit'] + config['duration'],
                        measure_from_s=config['omit'], queue_packets=config['queue'], seed=seed,
-                       min_rto_ms=config.get('min_rto_ms', LINUX_MIN_RTO_MS))
+                       min_rto_ms=config.get('min_rto_ms', LINUX_MIN_RTO_MS),
+                       sender_queue=config.get('sender_queue', SimSettings.sender_queue))
 
 
 # the run's config entries that set the schemes' parameters (scheme_parameters)

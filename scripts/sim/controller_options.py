@@ -1,11 +1,12 @@
 """The options the bisection and the workload experiment share for the
 simulated controller and hosts (``--backend sim``): the control delay, the
-hosts' minimum RTO and the dynamic schemes' polling period. The emulator's
-controller and hosts run in real time with their own, so it refuses them."""
+hosts' minimum RTO and send queues, and the dynamic schemes' polling
+period. The emulator's controller and hosts run in real time with their
+own, so it refuses them."""
 from controller.fattree.scheme_parameters import DEFAULTS as SCHEME_DEFAULTS
 from scripts.argtypes import positive
 from scripts.sim.controller_loop import CONTROL_DELAY_S
-from scripts.sim.network import LINUX_MIN_RTO_MS
+from scripts.sim.network import LINUX_MIN_RTO_MS, SENDER_QUEUES, SimSettings
 
 
 def add_arguments(p):
@@ -16,6 +17,10 @@ def add_arguments(p):
     p.add_argument('--min-rto', type=float, default=None, metavar='MS',
                    help='sim: the hosts\' minimum TCP retransmission timeout (default %g, Linux\'s, as the '
                         'emulator\'s hosts; datacenter hosts tuned for microsecond RTTs use 1-10)' % LINUX_MIN_RTO_MS)
+    p.add_argument('--sender-queue', choices=SENDER_QUEUES, default=None,
+                   help='sim: the hosts\' own device queues: drop-tail (default, ns-3\'s: --queue packets, '
+                        'dropping what the hosts\' TCP is not told of) or fq (as Linux leaves a sender\'s '
+                        'queue: never dropping, its flows served in turn)')
     p.add_argument('--period', type=positive(float), default=None, metavar='S',
                    help='sim: seconds between the dynamic schemes\' counter polls and rounds (default the '
                         'app\'s, %g)' % SCHEME_DEFAULTS['period'])
@@ -25,7 +30,7 @@ def refuse_on_emulator(args, *others):
     """ValueError naming the first simulator option given to the emulator,
     of the shared ones and ``others`` [(option, value)] (None: not given)."""
     for option, value in (('--control-delay', args.control_delay), ('--min-rto', args.min_rto),
-                          ('--period', args.period), *others):
+                          ('--period', args.period), ('--sender-queue', args.sender_queue), *others):
         if value is not None:
             raise ValueError('%s is the simulator\'s (--backend sim); the emulator\'s controller and hosts '
                              'run in real time with their own' % option)
@@ -40,7 +45,8 @@ def config(args):
     if args.min_rto is not None and args.min_rto <= 0:
         raise ValueError('--min-rto must be positive, got %g' % args.min_rto)
     entries = {'control_delay_ms': CONTROL_DELAY_S * 1e3 if args.control_delay is None else args.control_delay,
-               'min_rto_ms': LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto}
+               'min_rto_ms': LINUX_MIN_RTO_MS if args.min_rto is None else args.min_rto,
+               'sender_queue': args.sender_queue or SimSettings.sender_queue}
     if args.period is not None:
         entries['period_s'] = args.period
     return entries

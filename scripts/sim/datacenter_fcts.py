@@ -25,7 +25,7 @@ import os
 from scripts.fattree.workload_report import BUCKETS, read_rows, slowdown_stats
 from scripts.results import write_result_file
 from scripts.sim.datacenter_rates import SCHEME_ORDER, link_rate
-from scripts.sim.network import TCP_VARIANTS
+from scripts.sim.network import TCP_VARIANTS, sender_queue_of
 
 SMALL_BELOW_BYTES = BUCKETS[0][2]
 SIZES = ('small', 'large')
@@ -79,12 +79,12 @@ def gather(saved_runs):
         if config.get('backend') != 'sim':
             raise FctsError('%s ran on the %s: this table is the simulator\'s'
                             % (run_dir, config.get('backend', 'emulator')))
-        settings = {key: config.get(key) for key in SAME_SETTINGS}
+        settings = dict({key: config.get(key) for key in SAME_SETTINGS}, sender_queue=sender_queue_of(config))
         tcp, threshold = _tcp_of(config)
         workload = workloads.setdefault(config['cdf'], {'cdf': config['cdf'], 'conditions': settings,
                                                         'first_run': run_dir, 'runs': [], 'ecn_threshold': {}})
         if settings != workload['conditions']:
-            differing = sorted(k for k in SAME_SETTINGS if settings[k] != workload['conditions'][k])
+            differing = sorted(k for k in settings if settings[k] != workload['conditions'][k])
             raise FctsError('%s and %s differ in %s' % (workload['first_run'], run_dir, ', '.join(differing)))
         if workload['ecn_threshold'].setdefault(tcp, threshold) != threshold:
             raise FctsError('%s runs %s with ECN threshold %d, another run of %s with %d'
@@ -150,10 +150,11 @@ def conditions_line(workload):
                         for tcp, k in sorted(workload['ecn_threshold'].items(),
                                              key=lambda item: _rank(TCP_VARIANTS, item[0])))
     return ('**%s**: k=%d fat-tree, %s links, %d-packet queues (%s), %s, %g ms of arrivals then at most %s to '
-            'finish, hosts\' minimum RTO %g ms, the dynamic schemes polled every %s with their flow-mods %g ms '
-            'later, seed(s) %s; runs %s.'
+            'finish, hosts\' minimum RTO %g ms and send queues %s, the dynamic schemes polled every %s with their '
+            'flow-mods %g ms later, seed(s) %s; runs %s.'
             % (workload['cdf'], c['k'], link_rate(c['bw']), c['queue'], marking, c['pattern'], c['seconds'] * 1e3,
                '%g ms' % (c['drain'] * 1e3) if c['drain'] else 'the default drain', c['min_rto_ms'],
+               c['sender_queue'],
                'the app\'s default 1 s' if c['period_s'] is None else '%g ms' % (c['period_s'] * 1e3),
                c['control_delay_ms'], ' '.join(map(str, c['seeds'])),
                ', '.join('`%s`' % r for r in workload['runs'])))

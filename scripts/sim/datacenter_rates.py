@@ -30,6 +30,7 @@ import statistics
 from scripts.fattree.bisection_report import PAPER, PAPER_SCHEMES, backend, config_seeds
 from scripts.fattree.patterns import label
 from scripts.results import write_result_file
+from scripts.sim.network import sender_queue_of
 
 # what the runs of one table (and its stability pair) must share
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'min_rto_ms', 'control_delay_ms', 'period_s')
@@ -54,7 +55,7 @@ def load(run_dir):
 
 
 def _settings(config):
-    return {key: config.get(key) for key in SAME_SETTINGS}
+    return dict({key: config.get(key) for key in SAME_SETTINGS}, sender_queue=sender_queue_of(config))
 
 
 def per_seed(saved_runs):
@@ -70,7 +71,7 @@ def per_seed(saved_runs):
         if first is None:
             first = (run_dir, _settings(config))
         elif _settings(config) != first[1]:
-            differing = sorted(k for k in SAME_SETTINGS if config.get(k) != first[1][k])
+            differing = sorted(k for k, v in _settings(config).items() if v != first[1][k])
             raise RatesError('%s and %s differ in %s' % (first[0], run_dir, ', '.join(differing)))
         seeds = config_seeds(config)
         for r in saved['runs']:
@@ -133,6 +134,7 @@ def table(name, saved_runs):
             'hosts': config['hosts'], 'queue_packets': config['queue'], 'duration_s': config['duration'],
             'omit_s': config['omit'], 'min_rto_ms': config.get('min_rto_ms'),
             'control_delay_ms': config.get('control_delay_ms'), 'period_s': config.get('period_s'),
+            'sender_queue': sender_queue_of(config),
             'seeds': seeds, 'patterns': patterns, 'schemes': schemes, 'machine': config.get('machine'),
             'wall': _walls(saved_runs), 'cells': rows}
 
@@ -298,10 +300,12 @@ def table_markdown(entry, paper, slow=None):
     caption = (
         'k=%d fat-tree, %s links, %d-packet queues, %g s flows after %g s left out; seeds %s (one run each); '
         'runs %s. Schemes: %% of the non-blocking reference for the same flows and seed, mean (range) over the '
-        'seeds; the reference: %% of line rate. Hosts\' minimum RTO %g ms; the dynamic schemes polled every %s, '
+        'seeds; the reference: %% of line rate. Hosts\' minimum RTO %g ms, send queues %s; the dynamic schemes '
+        'polled every %s, '
         'their flow-mods applied %g ms after a poll or packet-in.'
         % (entry['k'], link_rate(entry['bw_mbps']), entry['queue_packets'], entry['duration_s'], entry['omit_s'],
            ' '.join(map(str, entry['seeds'])), ', '.join('`%s`' % r for r in entry['runs']), entry['min_rto_ms'],
+           entry['sender_queue'],
            'the app\'s default 1 s' if entry['period_s'] is None else '%g s' % entry['period_s'],
            entry['control_delay_ms']))
     stable = (

@@ -15,6 +15,16 @@ from dataclasses import dataclass
 from scripts.emulator.bfd.policy import detection_ms, interval_for
 
 TCP_VARIANTS = ('cubic', 'dctcp')
+# The hosts' device queues: ns-3's drop-tail, of --queue packets, whose drops
+# the hosts' TCP is not told of; or fq, as Linux leaves a sender's queue:
+# never dropping, its flows served in turn (fattree_sim.cc, SenderQueue).
+SENDER_QUEUES = ('drop-tail', 'fq')
+
+
+def sender_queue_of(config):
+    """A simulated run's hosts' send queues, from its config: runs from
+    before the option had ns-3's drop-tail."""
+    return config.get('sender_queue', 'drop-tail')
 
 
 LINUX_MIN_RTO_MS = 200.0
@@ -29,6 +39,7 @@ class SimSettings:
     link_delay_us: float = 1.0
     ecn_threshold_packets: int = 0  # 0: no marking
     tcp: str = 'cubic'  # the emulator's hosts run CUBIC
+    sender_queue: str = 'drop-tail'
     # Linux's TCP_RTO_MIN, as the emulator's hosts and the paper's testbed run: with 5 ms
     # a 10 Mbit/s run's flows, whose RTT grows by 60 ms per full 50-packet queue, timed out
     # again and again (the non-blocking reference 53.6% of line rate on Stride(8)).
@@ -46,6 +57,9 @@ class SimSettings:
             raise ValueError('queue must hold at least one packet and the ECN threshold be >= 0: %r' % (self,))
         if self.tcp not in TCP_VARIANTS:
             raise ValueError('unknown TCP %r; the simulated hosts run %s' % (self.tcp, ', '.join(TCP_VARIANTS)))
+        if self.sender_queue not in SENDER_QUEUES:
+            raise ValueError('unknown sender queue %r; the simulated hosts have %s'
+                             % (self.sender_queue, ', '.join(SENDER_QUEUES)))
         if self.tcp == 'dctcp' and not self.ecn_threshold_packets:
             raise ValueError('DCTCP needs an ECN marking threshold (ecn_threshold_packets > 0)')
 
@@ -88,6 +102,7 @@ def scenario_lines(topo, pipeline_path, settings, flows, failures=(), routing_co
     lines = ['seed %d' % settings.seed, 'link_mbps %r' % float(settings.link_mbps),
              'link_delay_us %r' % float(settings.link_delay_us), 'queue_packets %d' % settings.queue_packets,
              'ecn_threshold_packets %d' % settings.ecn_threshold_packets, 'tcp %s' % settings.tcp,
+             'sender_queue %s' % settings.sender_queue,
              'min_rto_ms %r' % float(settings.min_rto_ms), 'stop_s %r' % float(settings.stop_s),
              'measure_from_s %r' % float(settings.measure_from_s),
              'detection_ms %r' % float(detection_delay_ms(topo)), 'pipeline %s' % pipeline_path]

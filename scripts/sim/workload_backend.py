@@ -111,7 +111,8 @@ def idle_rtts_ms(scheme, config):
 def run_settings(config, seed, stop_s):
     return SimSettings(link_mbps=config['bw'], stop_s=stop_s, queue_packets=config['queue'],
                        link_delay_us=config['link_delay_us'], min_rto_ms=config['min_rto_ms'], tcp=config['tcp'],
-                       ecn_threshold_packets=config['ecn_threshold_packets'], seed=seed)
+                       ecn_threshold_packets=config['ecn_threshold_packets'], seed=seed,
+                       sender_queue=config.get('sender_queue', SimSettings.sender_queue))
 
 
 def failure_arguments(topo, scheme, config):

@@ -159,6 +159,7 @@ def test_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
     (['--period', '0.01'], r"--period is the simulator's \(--backend sim\)"),
     (['--control-delay', '2'], r"--control-delay is the simulator's \(--backend sim\)"),
     (['--flowlet-timeout', '50'], r"--flowlet-timeout is the simulator's \(--backend sim\)"),
+    (['--sender-queue', 'fq'], r"--sender-queue is the simulator's \(--backend sim\)"),
     (['--backend', 'sim', '--control-delay', '-1'], 'must not be negative, got -1'),
     (['--backend', 'sim', '--ovs-instances', '2'], r'the simulator \(--backend sim\) has none'),
     (['--backend', 'sim', '--flowlet-timeout', '50'], '--schemes has no letflow')])
@@ -274,14 +275,19 @@ def test_simulated_runs_merge_only_with_the_same_hosts_and_controller_settings(t
                                **dict(sim, min_rto_ms=200.0))
     with pytest.raises(SystemExit, match='other ran with min_rto_ms 200.0'):
         bisection.main(['--summarize', one, other, '--out', str(tmp_path / 'out')])
+    # a run from before the send queues were recorded had ns-3's drop-tail ones
+    fq = write_finished_run(tmp_path / 'fq', [3], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]},
+                            **dict(sim, sender_queue='fq'))
+    with pytest.raises(SystemExit, match="fq ran with the hosts' send queues fq, .*one with drop-tail"):
+        bisection.main(['--summarize', one, fq, '--out', str(tmp_path / 'out')])
     bisection.main(['--summarize', one, two, '--out', str(tmp_path / 'out')])
     (merged,) = (tmp_path / 'out').iterdir()
     config = json.loads((merged / 'results.json').read_text())['config']
     assert (config['min_rto_ms'], config['control_delay_ms'], config['period_s']) == (10.0, 1.0, 0.01)
     summary = (merged / 'summary.md').read_text().splitlines()
     assert '0.1 s flows after 0.05 s left out' in summary[0]
-    assert summary[1] == ('Simulated on ns-3 (docs/simulator.md): hosts\' minimum RTO 10 ms, control delay 1 ms, '
-                          'the dynamic schemes polled every 0.01 s.')
+    assert summary[1] == ('Simulated on ns-3 (docs/simulator.md): hosts\' minimum RTO 10 ms, hosts\' send queues '
+                          'drop-tail, control delay 1 ms, the dynamic schemes polled every 0.01 s.')
 
 
 def test_durations_are_whole_seconds_unless_they_have_a_fraction():

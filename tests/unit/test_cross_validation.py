@@ -42,9 +42,10 @@ def test_a_simulated_mean_outside_the_range_disagrees_and_is_shown():
     rows = compare(emulated(), runs([150, 150, 150], [135, 150, 142.5]),
                    simulated(), runs([150, 150, 150], [75, 75, 75]))
     assert rows[1]['agrees'] is False and rows[1]['difference_points'] == -45.0
-    result = {'config': CONFIG, 'emulated_run': 'e', 'simulated_run': 's', 'rows': rows}
+    result = {'config': dict(CONFIG, simulated_sender_queue='fq'), 'emulated_run': 'e', 'simulated_run': 's',
+              'rows': rows}
     text = markdown(result)
-    assert '0 of 1 judged cells agree' in text
+    assert "simulated `s` (hosts' send queues fq)" in text and '0 of 1 judged cells agree' in text
     assert '| Stride(4) | twolevel | 95.0 (90.0-100.0), 3/3 | 50.0 | -45.0 | 100.0 | **no** |' in text
 
 

@@ -180,6 +180,7 @@ def test_a_failed_link_the_rules_know_of_costs_a_crossing_flow_nothing():
     (['--tcp', 'cubic'], r"--tcp is the simulator's \(--backend sim\)"),
     (['--ecn-threshold', '20'], r"--ecn-threshold is the simulator's \(--backend sim\)"),
     (['--period', '0.01'], r"--period is the simulator's \(--backend sim\)"),
+    (['--sender-queue', 'fq'], r"--sender-queue is the simulator's \(--backend sim\)"),
     (['--backend', 'sim', '--tcp', 'dctcp'], '--tcp dctcp needs --ecn-threshold PACKETS'),
     (['--backend', 'sim', '--ecn-threshold', '20'], "--ecn-threshold marks ECN-capable packets, and the "
                                                      "simulated hosts' cubic sends none"),
@@ -202,16 +203,19 @@ def sim_config(argv, monkeypatch):
     return configs[0]
 
 
-@pytest.mark.parametrize('argv, tcp, threshold, period', [
-    ([], 'cubic', 0, None),
-    (['--tcp', 'dctcp', '--ecn-threshold', '65', '--queue', '150', '--period', '0.001'], 'dctcp', 65, 0.001),
-    (['--tcp', 'dctcp', '--ecn-threshold', '49'], 'dctcp', 49, None)])
-def test_the_hosts_tcp_the_ecn_threshold_and_the_period_are_in_the_config(argv, tcp, threshold, period, monkeypatch):
+@pytest.mark.parametrize('argv, tcp, threshold, period, sender_queue', [
+    ([], 'cubic', 0, None, 'drop-tail'),
+    (['--tcp', 'dctcp', '--ecn-threshold', '65', '--queue', '150', '--period', '0.001'], 'dctcp', 65, 0.001,
+     'drop-tail'),
+    (['--tcp', 'dctcp', '--ecn-threshold', '49', '--sender-queue', 'fq'], 'dctcp', 49, None, 'fq')])
+def test_the_hosts_tcp_the_ecn_threshold_and_the_period_are_in_the_config(argv, tcp, threshold, period, sender_queue,
+                                                                          monkeypatch):
     config = sim_config(argv, monkeypatch)
-    assert (config['tcp'], config['ecn_threshold_packets'], config.get('period_s')) == (tcp, threshold, period)
+    assert (config['tcp'], config['ecn_threshold_packets'], config.get('period_s'), config['sender_queue']) == (
+        tcp, threshold, period, sender_queue)
     settings = workload_backend.run_settings(config, 1, 1.0)
     settings.check()
-    assert (settings.tcp, settings.ecn_threshold_packets) == (tcp, threshold)
+    assert (settings.tcp, settings.ecn_threshold_packets, settings.sender_queue) == (tcp, threshold, sender_queue)
 
 
 def test_dctcp_keeps_a_shared_queue_below_its_drops_where_cubic_overflows_it():

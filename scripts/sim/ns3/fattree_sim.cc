@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -82,6 +83,7 @@ struct Scenario {
   uint32_t queue_packets = 50;
   uint32_t ecn_threshold_packets = 0;  // 0: no ECN marking
   std::string tcp = "cubic";
+  std::string sender_queue = "drop-tail";  // the hosts' device queues (SenderQueue: "fq")
   double min_rto_ms = 5;
   double stop_s = 1, measure_from_s = 0;
   double detection_ms = 210;  // failure -> the ends' ports read not live (BFD)
@@ -109,6 +111,7 @@ Scenario ReadScenario(const std::string& path) {
     else if (key == "queue_packets") ok = bool(f >> s.queue_packets);
     else if (key == "ecn_threshold_packets") ok = bool(f >> s.ecn_threshold_packets);
     else if (key == "tcp") ok = bool(f >> s.tcp);
+    else if (key == "sender_queue") ok = bool(f >> s.sender_queue);
     else if (key == "min_rto_ms") ok = bool(f >> s.min_rto_ms);
     else if (key == "stop_s") ok = bool(f >> s.stop_s);
     else if (key == "measure_from_s") ok = bool(f >> s.measure_from_s);
@@ -157,6 +160,8 @@ Scenario ReadScenario(const std::string& path) {
   });
   if (s.tcp != "cubic" && s.tcp != "dctcp")
     throw std::invalid_argument("tcp must be cubic or dctcp, got '" + s.tcp + "'");
+  if (s.sender_queue != "drop-tail" && s.sender_queue != "fq")
+    throw std::invalid_argument("sender_queue must be drop-tail or fq, got '" + s.sender_queue + "'");
   if (s.tcp == "dctcp" && s.ecn_threshold_packets == 0)
     throw std::invalid_argument("dctcp needs an ECN marking threshold (ecn_threshold_packets > 0)");
   if (s.link_mbps <= 0 || s.queue_packets == 0 || s.stop_s <= 0)
@@ -623,6 +628,53 @@ void ConfigureTcp(const Scenario& sc) {
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));  // Linux's
 }
 
+// A host's send queue as Linux leaves it ("fq"): it never drops, since
+// Linux's TCP small queues keep a sender's data in its socket rather than in
+// a queue that overflows (ns-3's TCP has none, and is not told of a drop at
+// its own device), and it serves its flows in turn, a packet each, as
+// Linux's fq, so a flow's ACKs or a new flow's first packets do not wait
+// behind another flow's backlog. Its backlog counts in the sender's RTT,
+// where Linux's socket wait does not.
+class SenderQueue : public Queue<Packet> {
+ public:
+  static TypeId GetTypeId() {
+    static TypeId tid =
+        TypeId("dcfabric::SenderQueue").SetParent<Queue<Packet>>().AddConstructor<SenderQueue>();
+    return tid;
+  }
+  bool Enqueue(Ptr<Packet> p) override {
+    uint8_t b[26] = {0};  // the device's PPP header (2), IPv4 (20: ns-3's hosts set no options), ports
+    p->CopyData(b, sizeof b);
+    FlowKey key{BigEndian32(b + 14), BigEndian32(b + 18), BigEndian32(b + 22)};
+    std::deque<Ptr<Packet>>& flow = flows_[key];
+    if (flow.empty()) turns_.push_back(key);
+    flow.push_back(p);
+    return true;
+  }
+  Ptr<Packet> Dequeue() override {
+    if (turns_.empty()) return nullptr;
+    FlowKey key = turns_.front();
+    turns_.pop_front();
+    auto it = flows_.find(key);
+    Ptr<Packet> p = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty())
+      flows_.erase(it);
+    else
+      turns_.push_back(key);
+    return p;
+  }
+  Ptr<Packet> Remove() override { return Dequeue(); }
+  Ptr<const Packet> Peek() const override {
+    return turns_.empty() ? nullptr : flows_.at(turns_.front()).front();
+  }
+
+ private:
+  using FlowKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // source, destination, ports
+  std::map<FlowKey, std::deque<Ptr<Packet>>> flows_;
+  std::deque<FlowKey> turns_;  // flows with packets, in the order they are served
+};
+
 // A point-to-point link between ``a`` and ``b`` at the scenario's rate and
 // delay, each end's device with a drop-tail queue of its packets. Built by
 // hand rather than by PointToPointHelper, which gives each device a
@@ -707,6 +759,7 @@ void Run(const Scenario& sc, std::ostream& out) {
         continue;
       }
       if (host_links[name]++) throw std::invalid_argument("host " + name + " has more than one link");
+      if (sc.sender_queue == "fq") dev->SetQueue(CreateObject<SenderQueue>());
       // A packet the host's own full device queue drops: ns-3's TCP is not
       // told (Linux's is, and its TCP small queues keep that queue short).
       dev->GetQueue()->TraceConnectWithoutContext(
