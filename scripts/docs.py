@@ -81,6 +81,8 @@ EXPERIMENT_TABLES = {
     'sim-speed': ('results/sim/speed_benchmark.json', 'scripts.sim.speed_benchmark', 'markdown'),
     'cross-validation-10': ('results/cross_validation/bisection-10mbps.json', 'scripts.fattree.cross_validation',
                             'markdown'),
+    'cross-validation-10-fq': ('results/cross_validation/fq/bisection-10mbps.json',
+                               'scripts.fattree.cross_validation', 'markdown'),
     'cross-validation-workload': ('results/cross_validation/workload-20mbps.json',
                                   'scripts.fattree.cross_validation', 'workload_markdown'),
     'table2-1gbps': ('results/sim/table2-1gbps.json', 'scripts.sim.datacenter_rates', 'markdown'),
