@@ -87,6 +87,7 @@ EXPERIMENT_TABLES = {
                                   'scripts.fattree.cross_validation', 'workload_markdown'),
     'table2-1gbps': ('results/sim/table2-1gbps.json', 'scripts.sim.datacenter_rates', 'markdown'),
     'fct-10gbps': ('results/sim/fct-10gbps.json', 'scripts.sim.datacenter_fcts', 'markdown'),
+    'fct-10gbps-fq': ('results/sim/fct-10gbps-fq.json', 'scripts.sim.datacenter_fcts', 'markdown'),
 }
 
 
