@@ -162,8 +162,10 @@ def paired(first, second, setting):
             rows.append({'pattern': pattern, 'scheme': scheme, 'seed': seed,
                          'pct_of_line': [round(line_a, DIGITS), round(line_b, DIGITS)],
                          'pct_of_line_diff': round(line_b - line_a, DIGITS),
-                         'pct_of_reference': None if ref_a is None else [round(ref_a, DIGITS), round(ref_b, DIGITS)],
-                         'pct_of_reference_diff': None if ref_a is None else round(ref_b - ref_a, DIGITS)})
+                         # a cell whose reference ran at one setting only: its line rate alone compares
+                         'pct_of_reference': None if None in (ref_a, ref_b) else [round(ref_a, DIGITS),
+                                                                                  round(ref_b, DIGITS)],
+                         'pct_of_reference_diff': None if None in (ref_a, ref_b) else round(ref_b - ref_a, DIGITS)})
     if not rows:
         raise RatesError('%s and %s have no seed, pattern and scheme in common' % (_names(first), _names(second)))
 

@@ -106,6 +106,11 @@ def test_doubled_duration_check_names_the_largest_difference(tmp_path):
                             duration=0.2, patterns=['stride-4'])
     split = rates.stability([rates.load(short)], [rates.load(random_only), rates.load(stride_only)])
     assert split['cells'] == check['cells'] and split['runs'] == [[short], [random_only, stride_only]]
+    # a scheme rerun at 2D without its reference: compared by its share of the line alone
+    alone = write_run(tmp_path / 'd2c', [1], {('stride-4', 'twolevel', 1): changed[('stride-4', 'twolevel', 1)]},
+                      duration=0.2, patterns=['stride-4'], schemes=['twolevel'])
+    (twolevel,) = rates.stability([rates.load(short)], [rates.load(alone)])['cells']
+    assert twolevel['pct_of_line_diff'] == pytest.approx(-4.0) and twolevel['pct_of_reference_diff'] is None
 
 
 @pytest.mark.parametrize('other, message', [
