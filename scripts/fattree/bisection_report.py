@@ -51,24 +51,26 @@ def merge(saved_runs):
     first_dir, first = saved_runs[0]
     same = SAME_SETTINGS + (tuple(key for key in SIM_SETTINGS if key in first['config'])
                             if backend(first['config']) == 'sim' else ())
-    config = {key: first['config'].get(key) for key in same + ('hosts',)}
+
+    def settings(config):
+        # a simulated run from before its send queues were recorded had drop-tail ones
+        values = {key: config.get(key) for key in same}
+        if backend(config) == 'sim':
+            values['sender_queue'] = sender_queue_of(config)
+        return values
+
+    config = dict(settings(first['config']), hosts=first['config'].get('hosts'))
     config.update(seeds=[], patterns=[], summarized_from=[], backend=backend(first['config']))
-    if config['backend'] == 'sim':
-        config['sender_queue'] = sender_queue_of(first['config'])
     runs, seen = [], {}
     for run_dir, saved in saved_runs:
         if backend(saved['config']) != backend(first['config']):
             raise ValueError('%s ran on the %s, %s on the %s: runs of one backend are summarized together'
                              % (run_dir, backend(saved['config']), first_dir, backend(first['config'])))
-        for key in same:
-            if saved['config'].get(key) != config[key]:
+        for key, value in settings(saved['config']).items():
+            if value != config[key]:
                 raise ValueError('%s ran with %s %r, %s with %r: only runs with the same %s are summarized '
-                                 'together' % (run_dir, key, saved['config'].get(key), first_dir, config[key],
-                                               ', '.join(same)))
-        if config['backend'] == 'sim' and sender_queue_of(saved['config']) != sender_queue_of(first['config']):
-            raise ValueError('%s ran with the hosts\' send queues %s, %s with %s: only runs with the same are '
-                             'summarized together' % (run_dir, sender_queue_of(saved['config']), first_dir,
-                                                     sender_queue_of(first['config'])))
+                                 'together' % (run_dir, key, value, first_dir, config[key],
+                                               ', '.join(settings(first['config']))))
         seeds = config_seeds(saved['config'])
         for seed in seeds:
             if seed in seen:

@@ -22,7 +22,7 @@ from scripts.fattree.workload_report import (
     default_drain_s, draw_flows, finished_line, flow_rows, run_counts, switches_between, tcp_setting)
 from scripts.sim.bisection_backend import (
     EPHEMERAL_PORTS, scheme_network, scheme_params_of, simulate, simulation_record)
-from scripts.sim.network import SimFailure, SimFlow, SimSettings
+from scripts.sim.network import SimFailure, SimFlow, SimSettings, sender_queue_of
 
 # ns-3's frames on a point-to-point link: PPP 2 bytes, IP 20, TCP 20 and its
 # options: the timestamp on every segment (12 padded), window scale and
@@ -112,7 +112,7 @@ def run_settings(config, seed, stop_s):
     return SimSettings(link_mbps=config['bw'], stop_s=stop_s, queue_packets=config['queue'],
                        link_delay_us=config['link_delay_us'], min_rto_ms=config['min_rto_ms'], tcp=config['tcp'],
                        ecn_threshold_packets=config['ecn_threshold_packets'], seed=seed,
-                       sender_queue=config.get('sender_queue', SimSettings.sender_queue))
+                       sender_queue=sender_queue_of(config))
 
 
 def failure_arguments(topo, scheme, config):

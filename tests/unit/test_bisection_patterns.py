@@ -278,7 +278,7 @@ def test_simulated_runs_merge_only_with_the_same_hosts_and_controller_settings(t
     # a run from before the send queues were recorded had ns-3's drop-tail ones
     fq = write_finished_run(tmp_path / 'fq', [3], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]},
                             **dict(sim, sender_queue='fq'))
-    with pytest.raises(SystemExit, match="fq ran with the hosts' send queues fq, .*one with drop-tail"):
+    with pytest.raises(SystemExit, match="fq ran with sender_queue 'fq', .*one with 'drop-tail'"):
         bisection.main(['--summarize', one, fq, '--out', str(tmp_path / 'out')])
     bisection.main(['--summarize', one, two, '--out', str(tmp_path / 'out')])
     (merged,) = (tmp_path / 'out').iterdir()
