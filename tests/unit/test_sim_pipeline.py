@@ -5,9 +5,9 @@ failures only the switches' groups have seen yet (BFD and fast failover,
 the tables still the failure-free ones), for the static schemes. The C++
 path (through the export file) must equal the path read from the
 controller's own rule values by controller.openflow.lookup, hop by hop
-over the model's cabling, with select groups hashed as OVS does (written
-here a second time, in Python, from OVS's source) and the same entries
-counted."""
+over the model's cabling, with select groups hashed as OVS does
+(scripts.sim.ovs_select, written a second time, in Python, from OVS's
+source) and the same entries counted."""
 import itertools
 import subprocess
 
@@ -19,6 +19,7 @@ from scripts.fattree.installed_check import port_is_live
 from scripts.letflow.ns3.build import BuildError
 from scripts.sim import rules_export
 from scripts.sim.ns3 import build
+from scripts.sim.ovs_select import ovs_symmetric_l3l4_hash, select_bucket
 from topologies.addressing import ip_to_int
 from topologies.fattree import FatTree
 from topologies.model import model_port
@@ -36,48 +37,18 @@ def path_trace():
         pytest.fail(str(error))
 
 
-def _rot(x, k):
-    return (x << k | x >> (32 - k)) & 0xffffffff
-
-
-def _hash_add(hash_, data):
-    if data:
-        data = data * 0xcc9e2d51 & 0xffffffff
-        data = _rot(data, 15) * 0x1b873593 & 0xffffffff
-        hash_ ^= data
-    return (_rot(hash_, 13) * 5 + 0xe6546b64) & 0xffffffff
-
-
-def _swap(value, n_bytes):
-    return int.from_bytes(value.to_bytes(n_bytes, 'big'), 'little')
-
-
-def ovs_symmetric_l3l4_hash(src, dst, proto, sport, dport):
-    """OVS 3.1 flow_hash_symmetric_l3l4(flow, 0, false) for IPv4."""
-    hash_ = _hash_add(_hash_add(0, _swap(src ^ dst, 4)), proto)
-    if proto in (6, 132):
-        hash_ = _hash_add(hash_, _swap(sport ^ dport, 2))
-    for shift, factor in ((16, 0x85ebca6b), (13, 0xc2b2ae35)):
-        hash_ = (hash_ ^ hash_ >> shift) * factor & 0xffffffff
-    return hash_ ^ hash_ >> 16
-
-
-def _bucket(group, flow_hash, live):
+def _bucket(group, flow, live):
     alive = [watch is None or live(model_port(watch)) for watch, _ in group.buckets]
     if group.kind == 'fast_failover':
-        order = range(len(group.buckets))
-    else:  # dp_hash: max(16, 2^n >= buckets) slots, slot s -> bucket s mod n
-        slots = 16
-        while slots < len(group.buckets):
-            slots *= 2
-        order = [((flow_hash + i) & (slots - 1)) % len(group.buckets) for i in range(slots)]
-    return next((group.buckets[i][1] for i in order if alive[i]), None)
+        index = next((i for i, up in enumerate(alive) if up), None)
+    else:
+        index = select_bucket(len(group.buckets), *flow, live=alive.__getitem__)
+    return None if index is None else group.buckets[index][1]
 
 
 def reference_trace(topo, state, live, failed_switches, src, dst, proto, sport, dport, counts):
     """What path_trace prints for one trace, from the rules as data."""
     src_ip, dst_ip = ip_to_int(topo.node(src).ip), ip_to_int(topo.node(dst).ip)
-    flow_hash = ovs_symmetric_l3l4_hash(src_ip, dst_ip, proto, sport, dport)
     l4 = {6: 'tcp', 17: 'udp'}.get(proto)
     node, port = topo.host_attachment(src)
     hops, ttl = [], 64
@@ -105,7 +76,8 @@ def reference_trace(topo, state, live, failed_switches, src, dst, proto, sport, 
             if action[0] == 'output':
                 out = model_port(action[1])
             elif action[0] == 'group':
-                actions = list(_bucket(groups[action[1]], flow_hash, switch_live) or ()) + actions
+                bucket = _bucket(groups[action[1]], (src_ip, dst_ip, proto, sport, dport), switch_live)
+                actions = list(bucket or ()) + actions
             elif action[0] == 'dec_ttl':
                 dec_ttl = True
             elif action[0] == 'controller':
