@@ -269,6 +269,8 @@ class PipelineSwitch {
     fields.ip_proto = b[9];
     fields.ipv4_src = BigEndian32(b + 12);
     fields.ipv4_dst = BigEndian32(b + 16);
+    fields.eth_src = dcfabric::HostMac(fields.ipv4_src);  // point-to-point links carry no Ethernet
+    fields.eth_dst = dcfabric::HostMac(fields.ipv4_dst);
     if ((fields.ip_proto == 6 || fields.ip_proto == 17) && n >= ihl + 4) {
       fields.tp_src = uint16_t(b[ihl] << 8 | b[ihl + 1]);
       fields.tp_dst = uint16_t(b[ihl + 2] << 8 | b[ihl + 3]);

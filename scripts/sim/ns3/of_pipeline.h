@@ -13,8 +13,11 @@
 // Ports are model ports (OpenFlow port - 1).
 //
 // Select groups pick their bucket as Open vSwitch 3.1 does with no
-// selection_method given (the controller gives none): the dp_hash method,
-// ofproto-dpif's group_set_selection_method. The hash is
+// selection_method given (the controller gives none): ofproto-dpif's
+// group_set_selection_method takes the dp_hash method where its table fits
+// 256 slots, the default method otherwise (scripts/sim/ovs_select.py is
+// the same model in Python; tests/ovs/test_select_groups_ovs.py checks both
+// against real bridges). dp_hash: the hash is
 // flow_hash_symmetric_l3l4(flow, basis 0, inc_udp_ports=false) with OVS's
 // murmur-style hash_add/hash_finish (lib/hash.h without SSE4.2, as Debian
 // builds it) over the fields in network byte order read on a little-endian
@@ -22,8 +25,13 @@
 // symmetric in source and destination, and ignores UDP ports. The hash
 // value indexes a table of max(16, next power of two of the bucket count)
 // slots filled by the Webster method, which for equal weights is slot s ->
-// bucket s mod n; a dead bucket passes to the next slot's. Not modelled:
-// weights other than equal, and the L2 hash OVS falls back to for non-IP.
+// bucket s mod n; a dead bucket passes to the next slot's. Default (more
+// than 256 buckets, e.g. an aggregation switch's m^2 buckets from k=34 on):
+// flow_hash_symmetric_l4 (jhash over the Ethernet, IPv4 and TCP fields,
+// each XORed with its peer) is the basis of hash_int(bucket id), and the
+// live bucket scoring highest in its low 16 bits wins, the later on a tie.
+// Packets carry their hosts' MACs (HostMac). Not modelled: weights other
+// than equal, and non-IP packets.
 //
 // Flowlet groups (kind "flowlet", no OpenFlow counterpart: the letflow
 // scheme's, which only this pipeline executes) are LetFlow's load balancer:
@@ -171,6 +179,66 @@ inline uint32_t SymmetricL3L4Hash(const PacketFields& p) {
   return OvsHashFinish(hash, 0);
 }
 
+// OVS lib/hash.h hash_int (hash_2words).
+inline uint32_t OvsHashInt(uint32_t x, uint32_t basis) {
+  return OvsHashFinish(OvsHashAdd(OvsHashAdd(x, 0), basis), 8);
+}
+
+// OVS lib/jhash.c jhash_bytes over ``n`` bytes, little-endian words.
+inline uint32_t OvsJhashBytes(const uint8_t* bytes, size_t n, uint32_t basis) {
+  auto rot = OvsHashRot;
+  uint32_t a, b, c;
+  a = b = c = 0xdeadbeef + uint32_t(n) + basis;
+  auto word = [&](size_t at) {
+    uint32_t w = 0;
+    for (size_t i = 0; i < 4 && at + i < n; ++i) w |= uint32_t(bytes[at + i]) << (8 * i);
+    return w;
+  };
+  size_t at = 0;
+  for (; n - at >= 12; at += 12) {
+    a += word(at), b += word(at + 4), c += word(at + 8);
+    a -= c, a ^= rot(c, 4), c += b;
+    b -= a, b ^= rot(a, 6), a += c;
+    c -= b, c ^= rot(b, 8), b += a;
+    a -= c, a ^= rot(c, 16), c += b;
+    b -= a, b ^= rot(a, 19), a += c;
+    c -= b, c ^= rot(b, 4), b += a;
+  }
+  if (at < n) {
+    a += word(at), b += word(at + 4), c += word(at + 8);
+    c ^= b, c -= rot(b, 14);
+    a ^= c, a -= rot(c, 11);
+    b ^= a, b -= rot(a, 25);
+    c ^= b, c -= rot(b, 16);
+    a ^= c, a -= rot(c, 4);
+    b ^= a, b -= rot(a, 14);
+    c ^= b, c -= rot(b, 24);
+  }
+  return c;
+}
+
+// OVS lib/flow.c flow_hash_symmetric_l4(flow, 0) for untagged IPv4: its
+// struct of XORed fields (address in a 16-byte union, eth_type, vlan_tci,
+// tp_port, eth_addr, ip_proto, padding), zeroed, then jhash.
+inline uint32_t SymmetricL4Hash(const PacketFields& p) {
+  uint8_t fields[32] = {};
+  auto put = [&](size_t at, uint64_t value, int n_bytes) {  // network byte order
+    for (int i = 0; i < n_bytes; ++i) fields[at + i] = uint8_t(value >> (8 * (n_bytes - 1 - i)));
+  };
+  put(16, p.eth_type, 2);
+  put(22, p.eth_src ^ p.eth_dst, 6);
+  if (p.eth_type == 0x0800) {
+    put(0, p.ipv4_src ^ p.ipv4_dst, 4);
+    fields[28] = p.ip_proto;
+    if (p.ip_proto == 6 || p.ip_proto == 132) put(20, uint16_t(p.tp_src ^ p.tp_dst), 2);
+  }
+  return OvsJhashBytes(fields, sizeof fields, 0);
+}
+
+// A host's MAC as topologies.model.mac_from_ip derives it (02:00 + IPv4):
+// what the fabric's hosts send with, and the default method hashes.
+inline uint64_t HostMac(uint32_t ipv4) { return 0x020000000000ULL | ipv4; }
+
 struct Counters {
   uint64_t packets = 0, bytes = 0;
   void Hit(uint32_t n) { packets++; bytes += n; }
@@ -227,7 +295,8 @@ struct GroupEntry {
   enum Kind { kSelect, kFastFailover, kFlowlet } kind;
   uint32_t id = 0;
   std::vector<Bucket> buckets;
-  uint32_t hash_mask = 0;  // select: slots - 1
+  uint32_t hash_mask = 0;  // select by dp_hash: slots - 1
+  bool default_method = false;  // select: more dp_hash slots than OVS takes
   uint64_t flowlet_timeout_ns = 0;  // flowlet: the table's checker period
   uint64_t flowlets = 0;  // flowlet: flowlets started (each a random pick)
   std::string line;  // the export record it came from
@@ -350,10 +419,12 @@ inline GroupEntry ParseGroup(const std::string& line) {
   if (g.buckets.empty()) throw std::invalid_argument("group without buckets: " + line);
   if (g.kind == GroupEntry::kFlowlet && g.flowlet_timeout_ns == 0)
     throw std::invalid_argument("flowlet group without a positive timeout_us: " + line);
-  // OVS 3.1: max(16, next power of two of total weight / least weight) slots.
+  // OVS 3.1: max(16, next power of two of total weight / least weight)
+  // dp_hash slots, at most 256 (MAX_SELECT_GROUP_HASH_VALUES).
   uint32_t slots = 16;
   while (slots < g.buckets.size()) slots <<= 1;
   g.hash_mask = slots - 1;
+  g.default_method = slots > 256;
   return g;
 }
 
@@ -404,6 +475,16 @@ class OfPipeline {
     now_ns_ = now_ns;
     return Run(p, bytes, [&](uint32_t port) { return port < port_live.size() && port_live[port]; },
                dec_ttl, to_controller);
+  }
+
+  // The index of the bucket group ``id`` gives packet ``p``, or -1 (no
+  // live bucket, or no such group); counts nothing. For the check against
+  // real Open vSwitch.
+  int BucketOf(uint32_t id, const PacketFields& p, const std::function<bool(uint32_t)>& port_live) {
+    auto it = groups_.find(id);
+    if (it == groups_.end()) return -1;
+    Bucket* b = PickBucket(it->second, p, port_live);
+    return b ? int(b - it->second.buckets.data()) : -1;
   }
 
   // The seed of the switch's random source: its flowlet groups' picks and
@@ -533,6 +614,15 @@ class OfPipeline {
       return nullptr;
     }
     if (g.kind == GroupEntry::kFlowlet) return PickFlowletBucket(g, p, alive);
+    if (g.default_method) {
+      uint32_t basis = SymmetricL4Hash(p), best_score = 0;
+      Bucket* best = nullptr;
+      for (uint32_t id = 0; id < g.buckets.size(); ++id) {
+        uint32_t score = OvsHashInt(id, basis) & 0xffff;
+        if (alive(g.buckets[id]) && score >= best_score) best = &g.buckets[id], best_score = score;
+      }
+      return best;
+    }
     uint32_t hash = SymmetricL3L4Hash(p);
     for (uint32_t i = 0; i <= g.hash_mask; ++i) {
       Bucket& b = g.buckets[((hash + i) & g.hash_mask) % g.buckets.size()];

@@ -5,11 +5,15 @@
 //   dead_link A B          the link's ports are not live
 //   dead_switch S          nor are S's ports and those facing it; S forwards nothing
 //   at NS                  the traces that follow happen at NS (from 0; flowlet groups read it)
+//   dead_port SW PORT      the port is not live
 //   trace SRC DST PROTO SPORT DPORT BYTES
+//   bucket SW GROUP SRC_IP DST_IP PROTO SPORT DPORT   the bucket index the
+//                          group gives the packet (sent by its hosts), -1 if none
 // stdout: per trace "SRC DST PROTO SPORT DPORT: SW:PORT... -> END" with END
 // one of HOST (delivered), drop@SW, controller@SW (held there), dead@SW
 // (out of a port that is not live), ttl@SW, loop; then for every entry hit
-// "counter SW ID PACKETS BYTES" (ID: the entry's line order on its switch).
+// "counter SW ID PACKETS BYTES" (ID: the entry's line order on its switch);
+// per bucket query "bucket INDEX".
 #include <iostream>
 #include <map>
 #include <set>
@@ -62,20 +66,42 @@ int main(int argc, char** argv) {
     Topology topo = ReadTopology(argv[1]);
     std::set<std::pair<std::string, std::string>> dead_links;
     std::set<std::string> dead_switches;
+    std::set<std::pair<std::string, uint32_t>> dead_ports;
     uint64_t now_ns = 0;
     auto live = [&](const std::string& sw, uint32_t port) {
       auto it = topo.peer.find({sw, port});
-      if (it == topo.peer.end() || dead_switches.count(sw) || dead_switches.count(it->second.first))
+      if (it == topo.peer.end() || dead_switches.count(sw) || dead_switches.count(it->second.first) ||
+          dead_ports.count({sw, port}))
         return false;
       return !dead_links.count({sw, it->second.first});
     };
     for (std::string line; std::getline(std::cin, line);) {
       std::istringstream words(line);
       std::string kind, a, b;
+      uint32_t port_number;
       words >> kind;
       if (kind == "dead_link" && words >> a >> b) {
         dead_links.insert({a, b});
         dead_links.insert({b, a});
+      } else if (kind == "dead_port" && words >> a >> port_number) {
+        dead_ports.insert({a, port_number});
+      } else if (kind == "bucket") {
+        std::string src, dst;
+        uint32_t group;
+        unsigned proto, sport, dport;
+        if (!(words >> a >> group >> src >> dst >> proto >> sport >> dport))
+          throw std::invalid_argument("bad bucket query: " + line);
+        dcfabric::PacketFields p;
+        p.eth_type = 0x0800;
+        p.ipv4_src = Ipv4(src);
+        p.ipv4_dst = Ipv4(dst);
+        p.eth_src = dcfabric::HostMac(p.ipv4_src);
+        p.eth_dst = dcfabric::HostMac(p.ipv4_dst);
+        p.ip_proto = uint8_t(proto);
+        p.tp_src = uint16_t(sport);
+        p.tp_dst = uint16_t(dport);
+        std::cout << "bucket " << switches.at(a).BucketOf(group, p, [&](uint32_t q) { return live(a, q); })
+                  << '\n';
       } else if (kind == "dead_switch" && words >> a) {
         dead_switches.insert(a);
       } else if (kind == "at") {
@@ -89,6 +115,8 @@ int main(int argc, char** argv) {
         p.eth_type = 0x0800;
         p.ipv4_src = topo.host_ip.at(a);
         p.ipv4_dst = topo.host_ip.at(b);
+        p.eth_src = dcfabric::HostMac(p.ipv4_src);
+        p.eth_dst = dcfabric::HostMac(p.ipv4_dst);
         p.ip_proto = uint8_t(proto);
         p.tp_src = uint16_t(sport);
         p.tp_dst = uint16_t(dport);
