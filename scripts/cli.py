@@ -13,6 +13,8 @@ experiments and print routing state.
                                 inject / undo failures on a running fabric
   dcfabric links [--k 4]        carrier and BFD state of every switch link
   dcfabric clean [--dry-run]    remove what runs that were killed left behind
+  dcfabric calibrate            measure this machine's emulator again (cached per machine;
+                                fabric commands measure it once and print what they use)
   dcfabric kevin cli [--n 8 --k-s 2 --k-d 1 --scheduler none|bfs|greedy|distda]
                                 Kevin de Bruijn fabric + its controller, Mininet CLI
   dcfabric kevin tables [--n 8 --k-s 2] [--da 011:100]
@@ -84,7 +86,11 @@ def ovs_daemons(args, topo):
             raise ValueError('--ovs-instances is for one machine: with --cluster every server '
                              'runs its own Open vSwitch')
         return daemon_policy.DaemonChoice(1, "with --cluster every server runs its own Open vSwitch")
-    return daemon_policy.choose_for(topo, args.bw, args.ovs_instances)
+    from scripts.emulator import calibration
+    used = calibration.current()
+    print(calibration.describe(used), flush=True)
+    return daemon_policy.choose_for(topo, args.bw, args.ovs_instances,
+                                    per_daemon_mbps=used.faithful_mbps_per_daemon)
 
 
 def bfd_interval(args, topo, daemons):
@@ -151,13 +157,19 @@ def cmd_clean(args):
     clean.main(dry_run=args.dry_run)
 
 
+def cmd_calibrate(args):
+    from scripts.emulator import calibration
+    from scripts.emulator.progress import progress
+    calibration.rerun(progress)
+
+
 def cmd_bisection(args):
-    from scripts.fattree.bisection import run_from_args
+    from scripts.experiments.bisection import run_from_args
     run_from_args(args)
 
 
 def cmd_workload(args):
-    from scripts.fattree.workload import run_from_args
+    from scripts.experiments.workload import run_from_args
     run_from_args(args)
 
 
@@ -296,7 +308,7 @@ EXPERIMENTS = {
                                  'the classifier against two-level routing in the fair-share model'),
         'rearrangement': ('scripts.fattree.rearrangement', "what rearrangement adds to the scheduler's search"),
         'ovs-port-cost': ('scripts.emulator.benchmarks.ovs_port_cost', 'what one ovs-vswitchd takes to add and remove ports'),
-        'sim-speed': ('scripts.sim.speed_benchmark', "the packet-level simulator's events per CPU second and CPU time "
+        'sim-speed': ('scripts.sim.benchmarks.speed', "the packet-level simulator's events per CPU second and CPU time "
                                                      'per simulated second, k=4-16 at 1 and 10 Gbit/s'),
         'view-cost': ('scripts.fattree.view_cost', 'what the live view and the metrics cost the controller'),
     },
@@ -396,13 +408,13 @@ def build_parser():
     p.set_defaults(func=cmd_links)
 
     p = sub.add_parser('bisection', help='bisection-bandwidth experiment (paper section 4, Table 2)')
-    from scripts.fattree.bisection import add_arguments
+    from scripts.experiments.bisection import add_arguments
     add_arguments(p)
     p.set_defaults(func=cmd_bisection)
 
     p = sub.add_parser('workload', help='flow-completion times under web-search / data-mining traffic, '
                                         'every scheme')
-    from scripts.fattree.workload import add_arguments as add_workload_arguments
+    from scripts.experiments.workload import add_arguments as add_workload_arguments
     add_workload_arguments(p)
     p.set_defaults(func=cmd_workload)
 
@@ -421,6 +433,10 @@ def build_parser():
                                      '(only theirs, never anything else)')
     p.add_argument('--dry-run', action='store_true', help='list what would be removed, remove nothing')
     p.set_defaults(func=cmd_clean)
+
+    p = sub.add_parser('calibrate', help="measure this machine's emulator again: what one ovs-vswitchd forwards "
+                                         'and what the hosts carry (scripts/emulator/calibration.py)')
+    p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser('tables', help='print two-level tables and rule counts')
     p.add_argument('--k', type=_k, default=4)

@@ -69,6 +69,10 @@ EXPERIMENT_TABLES = {
     'cluster': ('results/cluster/measure.json', 'scripts.cluster.measure_report', 'markdown'),
     'emulator-throughput': ('results/cluster/measure.json', 'scripts.cluster.measure_report', 'throughput_markdown'),
     'rate-sweep': ('results/rate_sweep/rate_sweep.json', 'scripts.emulator.benchmarks.rate_sweep_report', 'markdown'),
+    'rate-sweep-amd-epyc': ('results/rate_sweep/amd-epyc-2-cores/rate_sweep.json',
+                            'scripts.emulator.benchmarks.rate_sweep_report', 'markdown'),
+    'calibration-machines': ('results/calibration/machines.json', 'scripts.emulator.benchmarks.rate_sweep_report',
+                             'machines_markdown'),
     'latency': ('results/emulator/latency.json', 'scripts.emulator.benchmarks.latency', 'markdown'),
     'shaped-profile': ('results/emulator/shaped_profile.json', 'scripts.emulator.benchmarks.shaped_profile', 'markdown'),
     'shaped-link': ('results/emulator/shaped_link.json', 'scripts.emulator.benchmarks.shaped_link', 'markdown'),
@@ -78,16 +82,16 @@ EXPERIMENT_TABLES = {
                            'reaction_markdown'),
     'start-up-program': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',
                          'start_up_markdown'),
-    'sim-speed': ('results/sim/speed_benchmark.json', 'scripts.sim.speed_benchmark', 'markdown'),
-    'cross-validation-10': ('results/cross_validation/bisection-10mbps.json', 'scripts.fattree.cross_validation',
+    'sim-speed': ('results/sim/speed_benchmark.json', 'scripts.sim.benchmarks.speed', 'markdown'),
+    'cross-validation-10': ('results/cross_validation/bisection-10mbps.json', 'scripts.experiments.cross_validation',
                             'markdown'),
     'cross-validation-10-fq': ('results/cross_validation/fq/bisection-10mbps.json',
-                               'scripts.fattree.cross_validation', 'markdown'),
+                               'scripts.experiments.cross_validation', 'markdown'),
     'cross-validation-workload': ('results/cross_validation/workload-20mbps.json',
-                                  'scripts.fattree.cross_validation', 'workload_markdown'),
-    'table2-1gbps': ('results/sim/table2-1gbps.json', 'scripts.sim.datacenter_rates', 'markdown'),
-    'fct-10gbps': ('results/sim/fct-10gbps.json', 'scripts.sim.datacenter_fcts', 'markdown'),
-    'fct-10gbps-fq': ('results/sim/fct-10gbps-fq.json', 'scripts.sim.datacenter_fcts', 'markdown'),
+                                  'scripts.experiments.cross_validation', 'workload_markdown'),
+    'table2-1gbps': ('results/sim/table2-1gbps.json', 'scripts.experiments.datacenter_rates', 'markdown'),
+    'fct-10gbps': ('results/sim/fct-10gbps.json', 'scripts.experiments.datacenter_fcts', 'markdown'),
+    'fct-10gbps-fq': ('results/sim/fct-10gbps-fq.json', 'scripts.experiments.datacenter_fcts', 'markdown'),
 }
 
 
@@ -219,7 +223,7 @@ def rearrangement(root):
 
 
 def _pattern(name):
-    from scripts.fattree.patterns import label
+    from scripts.experiments.patterns import label
     return label(name)
 
 
@@ -240,7 +244,7 @@ def bisection_run(root, run_dir=BISECTION_RUN):
 
 
 def _bisection_table(run_dir, root):
-    from scripts.fattree.bisection_report import format_markdown, summarize
+    from scripts.experiments.bisection_report import format_markdown, summarize
     run_dir, saved = bisection_run(root, run_dir)
     config, runs = saved['config'], saved['runs']
     parts = ', '.join('`%s` (seed %s)' % (s['run'], ' '.join(map(str, s['seeds'])))
@@ -270,7 +274,7 @@ WORKLOAD_RUNS = {'workload-websearch': 'results/workload/20261203-201030',
 
 
 def _workload_table(run_dir, root):
-    from scripts.fattree.workload_report import format_table
+    from scripts.experiments.workload_report import format_table
     summary = _load(root, os.path.join(run_dir, 'summary.json'))
     config = summary['config']
     return ('Run `%s`: k=%d, %s flow sizes, %s, %g Mbit/s links, %d-packet queues, %g s of arrivals, seed(s) %s%s; '
@@ -291,7 +295,7 @@ for _name, _run_dir in WORKLOAD_RUNS.items():
 
 @table('bisection-per-seed')
 def bisection_per_seed(root):
-    from scripts.fattree.bisection_report import config_seeds
+    from scripts.experiments.bisection_report import config_seeds
     _, saved = bisection_run(root)
     config, runs = saved['config'], saved['runs']
     seeds = config_seeds(config)

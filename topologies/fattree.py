@@ -122,3 +122,10 @@ class FatTree(Topology):
         """Pod of a pod switch or host (None for a core switch)."""
         node = self.node(name)
         return None if node.role == 'core' else node.coords[0]
+
+    def switches_between(self, a, b):
+        """Switches a shortest path between hosts ``a`` and ``b`` crosses: 1
+        under one edge switch, 3 in one pod, 5 across pods."""
+        if self.host_attachment(a)[0] == self.host_attachment(b)[0]:
+            return 1
+        return 3 if self.pod_of(a) == self.pod_of(b) else 5

@@ -40,7 +40,7 @@ from scripts.cluster.sites import TUNNEL_KINDS
 from scripts.emulator.fabric import Fabric
 from scripts.emulator.ovs import daemon_policy
 from scripts.emulator.progress import progress
-from scripts.fattree import patterns
+from scripts.experiments import patterns
 from scripts.emulator.ports import free_port
 from topologies.fattree import FatTree, check_k
 

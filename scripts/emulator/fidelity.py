@@ -228,6 +228,13 @@ def verdict(figures_of_run, reference_pct=None):
     return result
 
 
+def judged_again(fidelity, reference_pct):
+    """A recorded verdict judged again with the reference's share of line
+    rate, known after the run (pure)."""
+    figures_of_run = {k: v for k, v in fidelity.items() if k not in ('ok', 'limited_by', 'reference_pct_of_line')}
+    return verdict(figures_of_run, reference_pct)
+
+
 def describe(fidelity):
     """A run's verdict in a line: 'faithful' or the reasons it was not."""
     return 'faithful' if fidelity['ok'] else 'EMULATOR-LIMITED (%s)' % '; '.join(fidelity['limited_by'])

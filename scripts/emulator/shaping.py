@@ -1,6 +1,22 @@
 """A shaped link's HTB class (pure): the depth of its token buckets and its
 quantum, shared by the Mininet classes that shape links and by the ideal
-flow-completion time that must count what the buckets let through at once."""
+flow-completion time that must count what the buckets let through at once.
+
+The ideal FCT of a flow is what it takes alone on an idle emulated fabric,
+as the generator times it (scripts/emulator/flowgen.py: connect, an 8-byte
+request, the response):
+
+    2 base RTTs (the handshake; the request out and the first byte back)
+    + what the links' token buckets do not let through at once, over the TCP
+      goodput of the link (1,448 payload bytes per 1,514-byte frame, as HTB
+      counts them: TCP timestamps on, a 1,500-byte MTU); an idle shaped link
+      passes its bucket's depth at once
+    + one frame time per switch on the path (store and forward of the last
+      frame on the links after the first)
+
+with the base RTT measured by ping on the idle fabric for the same number
+of switches.
+"""
 
 # How long a shaped link may fall behind its rate and still catch up. A class
 # sends while both its rate bucket and its ceil bucket hold tokens, and
@@ -16,6 +32,7 @@ MININET_BURST_BYTES = 15000
 # 200,000 bytes (16 Mbit/s); one data class per port borrows from no
 # sibling, so any legal quantum does: a fixed one, without the warning.
 HTB_QUANTUM = 60000
+PAYLOAD_PER_FRAME, FRAME_BYTES = 1448, 1514
 
 
 def burst_bytes(mbps):
@@ -32,3 +49,13 @@ def htb_buckets(mbps):
     if HTB_BURST_S is None:
         return ' burst %d quantum %d' % (MININET_BURST_BYTES, HTB_QUANTUM)
     return ' burst %d cburst %d quantum %d' % (burst_bytes(mbps), burst_bytes(mbps), HTB_QUANTUM)
+
+
+def goodput_bps(link_mbps):
+    return link_mbps * 1e6 * PAYLOAD_PER_FRAME / FRAME_BYTES
+
+
+def ideal_fct_s(size_bytes, link_mbps, base_rtt_s, switches):
+    frame_s = FRAME_BYTES * 8 / (link_mbps * 1e6)
+    paced = max(0.0, size_bytes - burst_bytes(link_mbps) * PAYLOAD_PER_FRAME / FRAME_BYTES)
+    return 2 * base_rtt_s + paced * 8 / goodput_bps(link_mbps) + switches * frame_s

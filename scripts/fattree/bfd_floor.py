@@ -102,7 +102,7 @@ def measure(interval, bw, seconds, detections, seed, progress):
     from controller.fattree import APP, READY_PATH
     from scripts.emulator.fabric import Fabric
     from scripts.fattree.measure import silent_failure_detection
-    from scripts.fattree.patterns import seeded
+    from scripts.experiments.patterns import seeded
     from scripts.emulator.ports import free_port
     topo = FatTree(K)
     links = len(topo.switch_links())

@@ -1,5 +1,5 @@
 """Measured: the classifier minus two-level routing, per pattern,
-from finished bisection runs (scripts.fattree.bisection) that ran both
+from finished bisection runs (scripts.experiments.bisection) that ran both
 schemes and the non-blocking reference, one or more seeds each.
 
     python -m scripts.fattree.classifier_difference RUN_DIR [RUN_DIR ...]
@@ -23,9 +23,9 @@ import json
 import os
 import statistics
 
-from scripts.fattree.bisection_measure import IPERF_PORT
-from scripts.fattree.bisection_report import config_seeds, summarize
-from scripts.fattree.patterns import label
+from scripts.emulator.bisection_measure import IPERF_PORT
+from scripts.experiments.bisection_report import config_seeds, summarize
+from scripts.experiments.patterns import label
 
 SCHEMES = ('twolevel', 'classifier')
 

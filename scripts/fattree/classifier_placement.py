@@ -36,9 +36,9 @@ import statistics
 from controller.fattree.classifier import FlowClassifier, FlowKey
 from controller.fattree.fair_share import max_min_rates, max_min_share, path_links
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
-from scripts.fattree.bisection_measure import IPERF_PORT
-from scripts.fattree.fair_share import two_level_fair_share
-from scripts.fattree.patterns import PAPER_PATTERNS, check, label, seeded
+from scripts.emulator.bisection_measure import IPERF_PORT
+from scripts.experiments.fair_share import two_level_fair_share
+from scripts.experiments.patterns import PAPER_PATTERNS, check, label, seeded
 from topologies.fattree import FatTree
 from topologies.walk import walk
 

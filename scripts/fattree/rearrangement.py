@@ -20,7 +20,7 @@ import time
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheduler import FlowScheduler
 from controller.fattree.scheme_parameters import DEFAULTS
-from scripts.fattree import patterns
+from scripts.experiments import patterns
 from topologies.fattree import FatTree
 
 # (k, pattern, permutations)

@@ -1,5 +1,5 @@
 """Flow-size distributions: the empirical CDFs of the workload experiment
-(`dcfabric workload`, scripts/fattree/workload.py) and of the LetFlow
+(`dcfabric workload`, scripts/experiments/workload.py) and of the LetFlow
 simulator (scripts/letflow/); sampling them and drawing arrivals is
 scripts/workloads/arrivals.py (numpy), so that reading or checking a CDF
 needs no numeric library.

@@ -12,9 +12,9 @@ import urllib.request
 import pytest
 
 from controller.fattree.twolevel import all_tables
-from scripts.fattree.bisection_measure import measure
-from scripts.fattree.bisection_run import Fabrics
-from scripts.fattree.patterns import seeded
+from scripts.emulator.bisection_measure import measure
+from scripts.emulator.bisection_backend import Fabrics
+from scripts.experiments.patterns import seeded
 from topologies.fattree import FatTree
 from topologies.walk import walk
 

@@ -6,9 +6,9 @@ experiment's own runner."""
 import pytest
 
 from scripts.emulator.fidelity import verdict
-from scripts.fattree.bisection_measure import measure
-from scripts.fattree.bisection_run import Fabrics
-from scripts.fattree.patterns import seeded
+from scripts.emulator.bisection_measure import measure
+from scripts.emulator.bisection_backend import Fabrics
+from scripts.experiments.patterns import seeded
 from topologies.fattree import FatTree
 
 pytestmark = pytest.mark.emulation

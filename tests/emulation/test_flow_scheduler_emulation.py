@@ -14,7 +14,7 @@ from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
 from scripts.emulator import traffic
 from scripts.emulator.ovs import vswitchd
-from scripts.fattree.bisection_measure import measure
+from scripts.emulator.bisection_measure import measure
 from scripts.emulator.controller_process import Controller
 from scripts.emulator.errors import SetupError
 from scripts.emulator.fabric import Fabric

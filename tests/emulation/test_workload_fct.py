@@ -1,14 +1,14 @@
 """The workload generator's FCT against size / rate: two hosts of the
 non-blocking reference switch (10 Mbit/s links), one flow at a time, each
 flow's measured FCT against the ideal the experiment divides by
-(scripts/fattree/workload_report.py), through the experiment's own
-runner (bisection_run.Fabrics, workload.measure)."""
+(scripts/emulator/shaping.py), through the emulator backend's own fabrics
+and measurement (bisection_backend.Fabrics, workload_backend.measure)."""
 import re
 
 import pytest
 
-from scripts.fattree.bisection_run import Fabrics
-from scripts.fattree.workload import measure
+from scripts.emulator.bisection_backend import Fabrics
+from scripts.emulator.workload_backend import measure
 from topologies.fattree import FatTree
 
 pytestmark = pytest.mark.emulation
@@ -24,7 +24,7 @@ def test_fct_of_lone_flows_is_size_over_rate(require_ovs):
     a, b = topo.hosts[0].name, topo.hosts[-1].name
     flows = [{'id': i, 'start_s': start, 'src': (a, b)[i % 2], 'dst': (b, a)[i % 2], 'size': size}
              for i, (start, size) in enumerate(SPACED)]
-    config = {'k': 4, 'bw': BW_MBPS, 'queue': 50, 'schemes': ['nonblocking'], 'seconds': 5.5, 'drain_s': [5]}
+    config = {'k': 4, 'bw': BW_MBPS, 'queue': 50, 'schemes': ['nonblocking'], 'seconds': 5.5}
     with open(ALLOWED_TCP) as f:
         allowed = f.read()
     with Fabrics(config, progress=lambda message: None) as fabrics:
@@ -38,17 +38,17 @@ def test_fct_of_lone_flows_is_size_over_rate(require_ovs):
         htb = sender.cmd('tc -d class show dev %s classid 5:1' % sender.defaultIntf())
         sizes = [int(n) * (1024 if unit == 'Kb' else 1) for n, unit in re.findall(r'burst (\d+)(b|Kb)/', htb)]
         assert len(sizes) == 2 and all(abs(size - 30000) < 400 for size in sizes), htb  # burst, cburst
-        results, ideal_of, figures = measure(net, host_of, topo, flows, 'nonblocking', config, None)
+        results, ideal, figures = measure(net, host_of, topo, flows, 'nonblocking', config, 5, None)
     assert sorted(results) == [f['id'] for f in flows], results
-    seen = [(flow['size'], results[flow['id']], round(ideal_of(flow), 4)) for flow in flows]
+    seen = [(flow['size'], results[flow['id']], round(ideal[flow['id']], 4)) for flow in flows]
     for flow in flows:
-        result, ideal = results[flow['id']], ideal_of(flow)
+        result, ideal_s = results[flow['id']], ideal[flow['id']]
         assert result.get('bytes') == flow['size'] and 'fct_s' in result, seen
         # every flow started on time, alone on the link
         assert abs(result['start_s'] - flow['start_s']) < 0.05, seen
         # size beyond the buckets over goodput dominates from 100 KB on; a flow
         # within the buckets takes its RTTs and slow start's (docs/workload.md)
         low = 0.6 if flow['size'] < 100_000 else 0.85
-        assert low * ideal < result['fct_s'] < 1.25 * ideal + 0.005, seen
+        assert low * ideal_s < result['fct_s'] < 1.25 * ideal_s + 0.005, seen
     assert figures['base_rtt_ms']['1'] > 0
     print(seen)

@@ -8,10 +8,10 @@ import pytest
 
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
-from scripts.fattree import bisection, bisection_report
-from scripts.fattree.fair_share import two_level_fair_share
+from scripts.experiments import bisection, bisection_report
+from scripts.experiments.fair_share import two_level_fair_share
 from scripts.argtypes import seeds_of
-from scripts.fattree.patterns import PAPER_PATTERNS, PatternError, flows, label, seeded
+from scripts.experiments.patterns import PAPER_PATTERNS, PatternError, flows, label, seeded
 from topologies.fattree import FatTree
 
 TOPO = FatTree(4)
@@ -161,7 +161,7 @@ def test_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
     (['--flowlet-timeout', '50'], r"--flowlet-timeout is the simulator's \(--backend sim\)"),
     (['--sender-queue', 'fq'], r"--sender-queue is the simulator's \(--backend sim\)"),
     (['--backend', 'sim', '--control-delay', '-1'], 'must not be negative, got -1'),
-    (['--backend', 'sim', '--ovs-instances', '2'], r'the simulator \(--backend sim\) has none'),
+    (['--backend', 'sim', '--ovs-instances', '2'], r'the sim backend has none'),
     (['--backend', 'sim', '--flowlet-timeout', '50'], '--schemes has no letflow')])
 def test_ambiguous_seeds_are_refused_before_any_emulation(argv, message):
     with pytest.raises(SystemExit, match=message):
@@ -185,7 +185,7 @@ def test_plot_labels_the_paper_marks_and_names_the_seeds(tmp_path, monkeypatch):
 
 
 def test_a_runs_controller_decisions_are_the_scheme_lines_of_its_log(tmp_path):
-    from scripts.fattree.bisection_run import logged_decisions
+    from scripts.emulator.bisection_backend import logged_decisions
     log = tmp_path / 'controller.log'
     log.write_text('fat-tree routing scheme: classifier\n'
                    'installed 24 rules on e0_0 (dpid 0x10a000001)\n'

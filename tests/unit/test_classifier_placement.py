@@ -11,8 +11,8 @@ from controller.fattree.classifier import FlowClassifier
 from controller.fattree.fair_share import path_links
 from controller.fattree.twolevel import all_tables
 from scripts.fattree.classifier_placement import ARRIVALS, classifier_paths, main, run_order
-from scripts.fattree.fair_share import two_level_fair_share
-from scripts.fattree.patterns import PAPER_PATTERNS, seeded
+from scripts.experiments.fair_share import two_level_fair_share
+from scripts.experiments.patterns import PAPER_PATTERNS, seeded
 from topologies.fattree import FatTree
 from topologies.walk import walk
 

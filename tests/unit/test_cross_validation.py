@@ -1,8 +1,8 @@
-"""scripts/fattree/cross_validation.py: the emulated and simulated runs of
+"""scripts/experiments/cross_validation.py: the emulated and simulated runs of
 one bisection experiment compared cell by cell (synthetic runs)."""
 import pytest
 
-from scripts.fattree.cross_validation import CrossValidationError, compare, markdown, tally
+from scripts.experiments.cross_validation import CrossValidationError, compare, markdown, tally
 
 CONFIG = {'k': 4, 'bw': 10.0, 'queue': 50, 'duration': 10, 'omit': 3, 'seeds': [1, 2, 3], 'hosts': 16,
           'patterns': ['stride-4'], 'schemes': ['nonblocking', 'twolevel']}
@@ -67,7 +67,7 @@ def test_runs_of_different_experiments_are_refused_by_name(emu, sim, named):
 
 
 def test_a_directory_that_is_no_finished_run_is_named(tmp_path, capsys):
-    from scripts.fattree.cross_validation import main
+    from scripts.experiments.cross_validation import main
     with pytest.raises(SystemExit):
         main([str(tmp_path / 'missing'), str(tmp_path), '--out', str(tmp_path / 'out')])
     assert 'cannot compare %s' % (tmp_path / 'missing') in capsys.readouterr().err
@@ -75,8 +75,8 @@ def test_a_directory_that_is_no_finished_run_is_named(tmp_path, capsys):
 
 # --- the workload experiment: FCT slowdowns per scheme, load and size bucket ---
 
-from scripts.fattree import workload_report  # noqa: E402
-from scripts.fattree.cross_validation import (  # noqa: E402
+from scripts.experiments import workload_report  # noqa: E402
+from scripts.experiments.cross_validation import (  # noqa: E402
     compare_workload, median_interval, small_flow_paths, workload_markdown)
 
 WORKLOAD = {'k': 4, 'bw': 20.0, 'queue': 50, 'cdf': 'web-search', 'seconds': 15.0, 'pattern': 'all-to-all',

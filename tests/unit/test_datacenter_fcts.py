@@ -1,12 +1,12 @@
-"""scripts.sim.datacenter_fcts: simulated workload runs gathered into FCT
+"""scripts.experiments.datacenter_fcts: simulated workload runs gathered into FCT
 slowdowns per workload, failed links, load, TCP and scheme, and its Markdown."""
 import csv
 import json
 
 import pytest
 
-from scripts.fattree.workload_report import CSV_COLUMNS
-from scripts.sim import datacenter_fcts as fcts
+from scripts.experiments.workload_report import CSV_COLUMNS
+from scripts.experiments import datacenter_fcts as fcts
 
 CONFIG = {'backend': 'sim', 'k': 8, 'bw': 10000.0, 'queue': 150, 'seconds': 0.01, 'pattern': 'all-to-all',
           'seeds': [1], 'min_rto_ms': 1.0, 'control_delay_ms': 0.1, 'period_s': 0.001, 'link_delay_us': 1.0,

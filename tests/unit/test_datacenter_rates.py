@@ -1,10 +1,10 @@
-"""scripts.sim.datacenter_rates: simulated bisection runs gathered into
+"""scripts.experiments.datacenter_rates: simulated bisection runs gathered into
 Table 2 at a datacenter rate, its doubled-duration check and its Markdown."""
 import json
 
 import pytest
 
-from scripts.sim import datacenter_rates as rates
+from scripts.experiments import datacenter_rates as rates
 
 CONFIG = {'backend': 'sim', 'k': 4, 'bw': 1000.0, 'queue': 50, 'duration': 0.1, 'omit': 0.05, 'hosts': 16,
           'min_rto_ms': 10.0, 'control_delay_ms': 1.0, 'period_s': 0.01, 'patterns': ['random', 'stride-4'],

@@ -7,7 +7,7 @@ import pytest
 
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheduler import Change, FlowScheduler, large_flows, reported_flows
-from scripts.fattree.patterns import seeded
+from scripts.experiments.patterns import seeded
 from topologies.fattree import FatTree
 
 

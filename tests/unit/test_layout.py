@@ -4,9 +4,13 @@ Pure modules (every module of controller/ and topologies/ except the Ryu
 shells, controller/ryuapp/* and controller/<system>/*app.py, and the Mininet
 adapter topologies/mininet_topo.py; and the pure modules under scripts/ named
 in PURE_SCRIPTS) never import ryu, eventlet or mininet, even transitively;
-the emulation runtime (scripts/emulator/) never imports an experiment
-package or the command line; and fat-tree cabling facts are asked of the
-model, never recomputed in controller/.
+experiments above, backends below: the backends (the emulation runtime
+scripts/emulator/, the simulator scripts/sim/, the flow-level model
+scripts/flow/) never import an experiment, the runner or the command line,
+and no two packages under scripts/ import each other (a backend's
+benchmarks/ counts as a package of its own: it runs experiments on its
+backend); and fat-tree cabling facts are asked of the model, never
+recomputed in controller/.
 """
 import ast
 import concurrent.futures
@@ -36,21 +40,26 @@ def module_names(package):
 
 
 # Pure logic that lives beside the experiments that use it.
-PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scripts.fattree.patterns',
+PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scripts.experiments.patterns',
                 'scripts.fattree.outages_report', 'scripts.fattree.bfd_floor_report',
                 'scripts.fattree.bfd_defaults_report', 'scripts.cluster.measure_report',
                 'scripts.emulator.benchmarks.rate_sweep_report', 'scripts.docs',
-                'scripts.kevin.workload', 'scripts.kevin.emulation_stats', 'scripts.fattree.workload_report',
+                'scripts.kevin.workload', 'scripts.kevin.emulation_stats', 'scripts.experiments.workload_report',
                 'scripts.fattree.installed_check', 'scripts.fattree.fault_campaign_report',
-                'scripts.fattree.fault_events', 'scripts.emulator.shaping', 'scripts.fattree.cross_validation',
-                'scripts.sim.datacenter_rates', 'scripts.sim.datacenter_fcts']
+                'scripts.fattree.fault_events', 'scripts.emulator.shaping', 'scripts.experiments.cross_validation',
+                'scripts.experiments.datacenter_rates', 'scripts.experiments.datacenter_fcts',
+                'scripts.experiments.defaults', 'scripts.runner.records', 'scripts.runner.loop',
+                'scripts.runner.backends', 'scripts.runner.options']
 PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)] + PURE_SCRIPTS
-# The emulator's benchmarks (scripts/emulator/benchmarks) run experiments to measure the emulator:
-# they sit beside the runtime, not in it.
-RUNTIME = [m for m in module_names('scripts/emulator') if not m.startswith('scripts.emulator.benchmarks')]
-# What the runtime must not depend on: the experiments and the command line that use it.
-ABOVE_RUNTIME = ('scripts.fattree', 'scripts.kevin', 'scripts.nbridge', 'scripts.letflow', 'scripts.p4',
-                 'scripts.cluster', 'scripts.cli', 'scripts.argtypes', 'scripts.browser')
+# The backends: each runs one run and imports nothing above it. Their benchmarks
+# (scripts/<backend>/benchmarks) run experiments to measure them: beside the backends, not in them.
+BACKENDS = ('scripts/emulator', 'scripts/sim', 'scripts/flow')
+BACKEND_MODULES = [m for package in BACKENDS for m in module_names(package) if '.benchmarks' not in m]
+RUNTIME = [m for m in BACKEND_MODULES if m.startswith('scripts.emulator')]
+# What a backend must not depend on: the experiments, the runner and the command lines that use it
+# (LetFlow's ns-3 build, which the simulator's build shares, and the shared argument types are tools).
+ABOVE_RUNTIME = ('scripts.experiments', 'scripts.runner', 'scripts.fattree', 'scripts.kevin', 'scripts.nbridge',
+                 'scripts.letflow.ns3_experiments', 'scripts.p4', 'scripts.cluster', 'scripts.cli', 'scripts.browser')
 CHECK = ('import importlib, sys; importlib.import_module(sys.argv[1]); '
          'print(" ".join(sorted(n for n in sys.modules if n.split(".")[0] in %r)))' % (FORBIDDEN,))
 
@@ -81,15 +90,70 @@ ABOVE_CHECK = ('import importlib, sys; importlib.import_module(sys.argv[1]); '
                'print(" ".join(sorted(n for n in sys.modules if n.startswith(%r))))' % (ABOVE_RUNTIME,))
 
 
-def test_the_runtime_imports_no_experiment_and_not_the_command_line():
-    """Each runtime module in a fresh interpreter: no experiment package is pulled in, transitively."""
+def test_the_backends_import_no_experiment_runner_or_command_line():
+    """Each backend module in a fresh interpreter: nothing above it is pulled in, transitively."""
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        found = dict(zip(RUNTIME, pool.map(lambda m: _imported(m, ABOVE_CHECK), RUNTIME)))
+        found = dict(zip(BACKEND_MODULES, pool.map(lambda m: _imported(m, ABOVE_CHECK), BACKEND_MODULES)))
     assert {m: names for m, names in found.items() if names} == {}
 
 
+def package_of(module):
+    """The package under scripts/ a module belongs to for the import rule:
+    scripts.X, or scripts.X.benchmarks for a backend's benchmarks; a module
+    directly under scripts/ is its own."""
+    parts = module.split('.')
+    return '.'.join(parts[:3] if len(parts) > 2 and parts[2] == 'benchmarks' else parts[:2])
+
+
+def scripts_imports(path):
+    """The scripts.* modules a file imports, at its top or inside functions."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module] + ['%s.%s' % (node.module, alias.name) for alias in node.names]
+    return [name for name in names if name.startswith('scripts.')]
+
+
+def package_imports():
+    """{package: the other packages it imports} over every module under scripts/."""
+    modules = set(module_names('scripts'))
+    edges = {}
+    for path in sorted((ROOT / 'scripts').rglob('*.py')):
+        parts = path.relative_to(ROOT).with_suffix('').parts
+        module = '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+        for name in scripts_imports(path):
+            while name not in modules and '.' in name:  # `from package import name` of a function
+                name = name.rsplit('.', 1)[0]
+            if name in modules and package_of(name) != package_of(module):
+                edges.setdefault(package_of(module), set()).add(package_of(name))
+    return edges
+
+
+def mutual(edges):
+    return sorted((a, b) for a, targets in edges.items() for b in targets if a < b and a in edges.get(b, ()))
+
+
+def test_no_two_packages_under_scripts_import_each_other():
+    assert mutual(package_imports()) == []
+
+
+def test_the_mutual_import_rule_catches_a_pair():
+    assert mutual({'scripts.sim': {'scripts.experiments'}, 'scripts.experiments': {'scripts.sim'}}) == [
+        ('scripts.experiments', 'scripts.sim')]
+    assert package_of('scripts.sim.benchmarks.speed') == 'scripts.sim.benchmarks'
+    assert package_of('scripts.sim.network') == 'scripts.sim'
+
+
+def test_nothing_outside_the_runner_loops_over_a_plan():
+    """A backend runs one run: none has the loop over seeds and schemes the runner owns."""
+    paths = [path for package in BACKENDS for path in (ROOT / package).rglob('*.py') if 'benchmarks' not in path.parts]
+    assert [str(p) for p in paths if 'def run_experiment(' in p.read_text()] == []
+
+
 def test_the_runtime_check_catches_an_experiment_import():
-    assert _imported('scripts.fattree.bisection_measure', ABOVE_CHECK) != []
+    assert _imported('scripts.emulator.benchmarks.rate_sweep', ABOVE_CHECK) != []
 
 
 def test_pure_modules_never_import_ryu_eventlet_or_mininet():

@@ -31,12 +31,3 @@ def test_the_table_names_the_result():
     text = markdown({'rates': [row], 'highest_faithful_mbps': 20})
     assert '| 20 | 1 | 0 | 93.8 | 30.0 | 80.0 | yes | - |' in text
     assert text.endswith('holds everywhere: 20 Mbit/s.')
-
-
-def test_the_bisections_default_rate_is_the_committed_sweeps_result():
-    import json
-    import os
-    from scripts import REPO_ROOT
-    from scripts.fattree.bisection import FAITHFUL_MBPS
-    with open(os.path.join(REPO_ROOT, 'results/rate_sweep/rate_sweep.json')) as f:
-        assert json.load(f)['highest_faithful_mbps'] == FAITHFUL_MBPS

@@ -23,11 +23,9 @@ def test_alone_at_line_rate_and_sharing_an_uplink_halved():
 def scheduled_pair(**config):
     """The record of one run of the scheduler with one flow, h0_0_2 to h1_0_2."""
     config = dict({'k': 4, 'queue': 50, 'seeds': [7], 'patterns': ['pair'], 'schemes': ['scheduler']}, **config)
-    runs = []
-    bisection_backend.run_experiment(config, {('pair', 0): [('h0_0_2', 'h1_0_2')]}, runs.append,
+    return bisection_backend.run_one(config, {'id': 'seed7/pair/scheduler', 'scheme': 'scheduler', 'pattern': 'pair',
+                                              'rep': 0, 'seed': 7, 'flows': [['h0_0_2', 'h1_0_2']]},
                                      progress=lambda line: None)
-    (run,) = runs
-    return run
 
 
 def test_a_dynamic_scheme_runs_with_its_controller_and_delay():

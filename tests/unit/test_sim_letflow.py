@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from controller.fattree.scheme_parameters import SchemeParameterError, scheme_config
-from scripts.fattree import bisection
-from scripts.fattree.bisection_run import Fabrics
+from scripts.experiments import bisection
+from scripts.emulator.bisection_backend import Fabrics
 from scripts.sim import bisection_backend, rules_export
 from scripts.sim.network import SimFlow, SimSettings
 from tests.unit.test_sim_pipeline import path_trace  # noqa: F401 (the fixture: the built driver)

@@ -2,7 +2,7 @@
 about a second) and the target verdict of its table."""
 import pytest
 
-from scripts.sim import speed_benchmark
+from scripts.sim.benchmarks import speed as speed_benchmark
 
 
 def test_a_case_counts_the_running_fabric_beyond_its_start():

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from scripts.fattree import workload, workload_report as report
+from scripts.experiments import workload, workload_report as report
+from scripts.runner import loop
 from scripts.sim import bisection_backend, workload_backend
 from scripts.sim.network import SimFailure, SimFlow, SimSettings, scenario_lines
 from scripts.workloads.flow_sizes import WEB_SEARCH
@@ -16,7 +17,7 @@ from topologies.fattree import FatTree
 TOPO = FatTree(4)
 CONFIG = {'backend': 'sim', 'k': 4, 'bw': 20.0, 'queue': 50, 'loads': [0.3], 'seconds': 2.0,
           'pattern': 'all-to-all', 'schemes': ['nonblocking', 'twolevel'], 'seeds': [37], 'fail': [],
-          'drain': None, 'drain_s': [], 'control_delay_ms': 1.0, 'min_rto_ms': 200.0, 'link_delay_us': 1.0,
+          'drain': None, 'hosts': 16, 'control_delay_ms': 1.0, 'min_rto_ms': 200.0, 'link_delay_us': 1.0,
           'tcp': 'cubic', 'ecn_threshold_packets': 0}
 
 
@@ -39,13 +40,15 @@ def fake_simulator(calls, fct_of=lambda index, flow: 0.5):
 
 
 def run(monkeypatch, config=CONFIG, fct_of=lambda index, flow: 0.5):
+    """The experiment's plan run by the backend, one run after another, and
+    its records as the experiment reads them: (simulate's calls, rows, runs)."""
     calls, rows, runs = [], [], []
     monkeypatch.setattr(workload_backend, 'simulate', fake_simulator(calls, fct_of))
-
-    def record(run_rows, one_run):
-        rows.extend(run_rows)
-        runs.append(one_run)
-    workload_backend.run_experiment(dict(config, drain_s=[]), TOPO, WEB_SEARCH, record, lambda line: None)
+    for planned in workload.plan(config, WEB_SEARCH):
+        record = dict(workload_backend.run_one(config, planned, lambda line: None), id=planned['id'])
+        run_rows = workload.run_rows(planned, record)
+        rows += run_rows
+        runs.append(workload.run_summary(planned, record, run_rows))
     return calls, rows, runs
 
 
@@ -81,12 +84,12 @@ def test_dctcp_its_ecn_threshold_and_the_period_reach_every_run(monkeypatch):
 
 
 def test_failed_links_go_to_the_fat_tree_runs_only(monkeypatch):
-    calls, _, _ = run(monkeypatch, dict(CONFIG, fail=[('a0_2', 'c1_1')]))
+    calls, _, _ = run(monkeypatch, dict(CONFIG, fail=['a0_2-c1_1']))
     assert [c['failed_links'] for c in calls] == [(), [('a0_2', 'c1_1')]]
 
 
 def test_with_a_failure_time_the_links_fail_during_the_fat_tree_runs(monkeypatch):
-    calls, _, _ = run(monkeypatch, dict(CONFIG, fail=[('a0_2', 'c1_1')], fail_at_s=1.5))
+    calls, _, _ = run(monkeypatch, dict(CONFIG, fail=['a0_2-c1_1'], fail_at_s=1.5))
     assert [c['failed_links'] for c in calls] == [(), ()]
     assert [c['failures'] for c in calls] == [[], [SimFailure(1.5, 'a0_2', TOPO.port_to('a0_2', 'c1_1'))]]
 
@@ -99,7 +102,7 @@ def test_finished_and_unfinished_simulated_flows_become_rows(monkeypatch):
     assert [(r['src'], r['dst'], r['size_bytes'], r['start_s']) for r in twolevel] == [
         (f['src'], f['dst'], f['size'], f['start_s']) for f in drawn]
     for i, row in enumerate(twolevel):
-        ideal = workload_backend.ideal_fct_s(row['size_bytes'], report.switches_between(TOPO, row['src'], row['dst']),
+        ideal = workload_backend.ideal_fct_s(row['size_bytes'], TOPO.switches_between(row['src'], row['dst']),
                                              20.0, 1.0)
         assert row['ideal_fct_s'] == round(ideal, 6)
         if i % 3 == 0:
@@ -112,7 +115,7 @@ def test_finished_and_unfinished_simulated_flows_become_rows(monkeypatch):
         round(workload_backend.ideal_fct_s(drawn[1]['size'], 1, 20.0, 1.0), 6)}
     run_of = {r['scheme']: r for r in runs}['twolevel']
     assert (run_of['flows'], run_of['unfinished']) == (len(drawn), len(range(0, len(drawn), 3)))
-    assert run_of['simulation'] == {'wall_s': 0.1, 'events': 10, 'queue_drops': 0, 'ecn_marked': 0,
+    assert run_of['simulation'] == {'events': 10, 'queue_drops': 0, 'ecn_marked': 0,
                                     'host_queue_drops': 3, 'simulated_s': 2.0 + report.default_drain_s(drawn, 20.0)}
     # a 58-byte SYN and SYN-ACK at 20 Mbit/s (23.2 us) and 1 us on each of 2, 4 or 6 links
     assert 'fidelity' not in run_of and run_of['idle_rtt_ms'] == {'1': 0.0968, '3': 0.1936, '5': 0.2904}
@@ -148,7 +151,7 @@ def test_a_flow_alone_on_the_simulated_fabric_finishes_in_its_ideal_fct():
     result = bisection_backend.simulate(TOPO, 'twolevel', flows, SimSettings(link_mbps=20, stop_s=start + 0.5),
                                         progress=lambda line: None)
     for flow, simulated in zip(flows, result['flows']):
-        ideal = workload_backend.ideal_fct_s(flow.bytes, report.switches_between(TOPO, flow.src, flow.dst), 20, 1.0)
+        ideal = workload_backend.ideal_fct_s(flow.bytes, TOPO.switches_between(flow.src, flow.dst), 20, 1.0)
         assert simulated['fct_s'] == pytest.approx(ideal, rel=1e-3), (flow, simulated)
 
 
@@ -187,27 +190,28 @@ def test_a_failed_link_the_rules_know_of_costs_a_crossing_flow_nothing():
     (['--backend', 'sim', '--tcp', 'dctcp', '--ecn-threshold', '50'], '--ecn-threshold 50 never marks in '
                                                                        '50-packet queues')])
 def test_an_option_of_the_other_backend_is_refused_before_anything_runs(argv, message, monkeypatch):
-    def ran(*args):
+    def ran(*args, **kwargs):
         raise AssertionError('an experiment started')
-    monkeypatch.setattr(workload, 'run_experiment', ran)
-    monkeypatch.setattr(workload_backend, 'run_experiment', ran)
+    monkeypatch.setattr(loop, 'execute', ran)
     with pytest.raises(SystemExit, match=message):
         workload.main(argv + ['--out', '/nonexistent'])
 
 
 def sim_config(argv, monkeypatch):
-    """The config ``workload.main(argv)`` hands the simulator's run_experiment."""
+    """The config ``workload.main(argv)`` hands the runner."""
     configs = []
-    monkeypatch.setattr(workload_backend, 'run_experiment', lambda config, *args: configs.append(config))
+    monkeypatch.setattr(loop, 'execute', lambda experiment, backend, config, *args, **kwargs: configs.append(config)
+                        or {})
     workload.main(['--backend', 'sim', '--out', '/nonexistent'] + argv)
     return configs[0]
 
 
 @pytest.mark.parametrize('argv, tcp, threshold, period, sender_queue', [
-    ([], 'cubic', 0, None, 'drop-tail'),
-    (['--tcp', 'dctcp', '--ecn-threshold', '65', '--queue', '150', '--period', '0.001'], 'dctcp', 65, 0.001,
-     'drop-tail'),
-    (['--tcp', 'dctcp', '--ecn-threshold', '49', '--sender-queue', 'fq'], 'dctcp', 49, None, 'fq')])
+    ([], 'cubic', 0, 0.01, SimSettings.sender_queue),  # the period of the default 1 Gbit/s
+    (['--tcp', 'dctcp', '--ecn-threshold', '65', '--queue', '150', '--period', '0.002', '--sender-queue',
+      'drop-tail'], 'dctcp', 65, 0.002, 'drop-tail'),
+    (['--tcp', 'dctcp', '--ecn-threshold', '49', '--sender-queue', 'fq', '--bw', '10000'], 'dctcp', 49, 0.001,
+     'fq')])
 def test_the_hosts_tcp_the_ecn_threshold_and_the_period_are_in_the_config(argv, tcp, threshold, period, sender_queue,
                                                                           monkeypatch):
     config = sim_config(argv, monkeypatch)

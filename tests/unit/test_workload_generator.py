@@ -1,4 +1,4 @@
-"""The workload experiment's pure parts (scripts/fattree/workload_report.py)
+"""The workload experiment's pure parts (scripts/experiments/workload_report.py)
 and its generator on loopback (scripts/emulator/flowgen.py): the flows
 drawn achieve the CDF's mean size and the offered load, each pattern picks
 the peers it says, the ideal FCT, the summary, and the generator's
@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from scripts.fattree.patterns import WORKLOAD_PATTERNS
+from scripts.experiments.patterns import WORKLOAD_PATTERNS
 from scripts.workloads.flow_sizes import DATA_MINING, WEB_SEARCH
-from scripts.emulator import flowgen
-from scripts.fattree import workload, workload_report as report
+from scripts.emulator import flowgen, shaping
+from scripts.experiments import workload, workload_report as report
 from topologies.fattree import FatTree
 
 TOPO = FatTree(4)
@@ -74,11 +74,11 @@ def test_patterns_pick_their_peers(pattern):
 def test_ideal_fct_is_size_beyond_the_buckets_over_goodput_plus_two_rtts_and_a_frame_per_switch():
     # 1,448 payload bytes per 1,514-byte frame at 10 Mbit/s; the buckets (24 ms
     # of 10 Mbit/s: 30,000 bytes of frames) pass at once
-    assert report.ideal_fct_s(1448 * 1000, 10, 0.002, 5) == pytest.approx(
+    assert shaping.ideal_fct_s(1448 * 1000, 10, 0.002, 5) == pytest.approx(
         (1000 * 1514 - 30000) * 8 / 10e6 + 2 * 0.002 + 5 * 1514 * 8 / 10e6)
     # a flow the buckets hold whole: its RTTs and frames alone
-    assert report.ideal_fct_s(20000, 10, 0.002, 1) == pytest.approx(2 * 0.002 + 1514 * 8 / 10e6)
-    assert [report.switches_between(TOPO, 'h0_0_2', other) for other in ('h0_0_3', 'h0_1_2', 'h3_1_3')] == [1, 3, 5]
+    assert shaping.ideal_fct_s(20000, 10, 0.002, 1) == pytest.approx(2 * 0.002 + 1514 * 8 / 10e6)
+    assert [TOPO.switches_between('h0_0_2', other) for other in ('h0_0_3', 'h0_1_2', 'h3_1_3')] == [1, 3, 5]
 
 
 def test_rows_and_summary_by_size_bucket():

@@ -24,10 +24,12 @@ import sys
 
 from scripts.argtypes import fattree_k, positive
 from scripts.emulator.fidelity import verdict
-from scripts.fattree.bisection import QUEUE_PACKETS
-from scripts.fattree.bisection_report import summarize, write_outputs
-from scripts.fattree.bisection_run import SCHEMES, add_ovs_instances_argument, daemons_config, run_experiment
-from scripts.fattree.patterns import PAPER_PATTERNS, check, seeded
+from scripts.emulator.bisection_backend import daemons_config
+from scripts.experiments import defaults
+from scripts.experiments.bisection import QUEUE_PACKETS, SCHEMES, add_ovs_instances_argument, describe, judged, plan
+from scripts.experiments.bisection_report import summarize, write_outputs
+from scripts.experiments.patterns import PAPER_PATTERNS, check
+from scripts.runner import loop
 from scripts.emulator.benchmarks.rate_sweep_report import highest_faithful_rate, markdown, rate_row
 from topologies.fattree import FatTree
 
@@ -37,7 +39,7 @@ VERDICT_KEYS = ('ok', 'limited_by', 'reference_pct_of_line')  # what verdict() a
 
 def bisection_defaults():
     """The bisection experiment's default arguments (its own parser's)."""
-    from scripts.fattree.bisection import add_arguments
+    from scripts.experiments.bisection import add_arguments
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     return parser.parse_args([])
@@ -47,20 +49,21 @@ def sweep(args, progress):
     topo = FatTree(args.k)
     for pattern in args.patterns:
         check(pattern, topo)
-    flows_of = {(p, 0): seeded(p, topo, args.seed) for p in args.patterns}
     result = {'k': args.k, 'seed': args.seed, 'duration': args.duration, 'omit': args.omit,
               'queue': args.queue, 'ovs_instances': args.ovs_instances, 'patterns': args.patterns,
               'schemes': args.schemes, 'started': datetime.datetime.now().isoformat(timespec='seconds'), 'rates': []}
     os.makedirs(args.out, exist_ok=True)
     for bw in sorted(args.rates):
         progress('rate %g Mbit/s: %d patterns x %d schemes' % (bw, len(args.patterns), len(args.schemes)))
-        config = {'k': args.k, 'bw': bw, 'queue': args.queue, **daemons_config(args.k, bw, args.ovs_instances),
-                  'duration': args.duration, 'omit': args.omit,
+        config = {'experiment': 'bisection', 'backend': 'emulator', 'k': args.k, 'bw': bw, 'queue': args.queue,
+                  **daemons_config(args.k, bw, args.ovs_instances), 'duration': args.duration, 'omit': args.omit,
                   'seeds': [args.seed], 'patterns': args.patterns, 'schemes': args.schemes,
                   'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
-        runs = []
-        run_experiment(config, flows_of, runs.append, progress)
-        write_outputs(os.path.join(args.out, 'bw-%g' % bw), config, runs, summarize(runs, config))
+        bw_dir = os.path.join(args.out, 'bw-%g' % bw)
+        runs_of_rate = plan(config)
+        finished = loop.execute('bisection', 'emulator', config, runs_of_rate, bw_dir, describe(config), say=progress)
+        runs = judged(config, [finished[run['id']] for run in runs_of_rate])
+        write_outputs(bw_dir, config, runs, summarize(runs, config))
         result['rates'].append(rate_row(bw, runs, config['hosts'] * bw))
         result['highest_faithful_mbps'] = highest_faithful_rate(result['rates'])
         with open(os.path.join(args.out, 'rate_sweep.json'), 'w') as f:
@@ -101,9 +104,9 @@ def main(argv=None):
     experiment = bisection_defaults()
     parser.add_argument('--schemes', nargs='+', choices=SCHEMES, default=experiment.schemes,
                         help='schemes (default: the bisection experiment\'s, %(default)s)')
-    parser.add_argument('--duration', type=positive(int), default=experiment.duration,
+    parser.add_argument('--duration', type=positive(int), default=defaults.EMULATOR_DURATION_S,
                         help='measured seconds per run (default: the bisection experiment\'s, %(default)s)')
-    parser.add_argument('--omit', type=int, default=experiment.omit,
+    parser.add_argument('--omit', type=int, default=defaults.EMULATOR_OMIT_S,
                         help='seconds left out of each flow (default: the bisection experiment\'s, %(default)s)')
     parser.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS)
     add_ovs_instances_argument(parser)

@@ -30,9 +30,9 @@ VARIANTS = (
 def run_variant(label, burst_s, tcp, args, progress):
     from scripts.emulator import mininet_classes, shaping
     from scripts.emulator.fidelity import verdict
-    from scripts.fattree.bisection_measure import measure
-    from scripts.fattree.bisection_run import Fabrics
-    from scripts.fattree.patterns import seeded
+    from scripts.emulator.bisection_measure import measure
+    from scripts.emulator.bisection_backend import Fabrics
+    from scripts.experiments.patterns import seeded
     from topologies.fattree import FatTree
     shaping.HTB_BURST_S, mininet_classes.HOST_TCP = burst_s, tcp
     pairs = seeded(PATTERN, FatTree(K), args.seed)

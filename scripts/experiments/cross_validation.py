@@ -3,7 +3,7 @@ runs (Mininet, OVS, the hosts' Linux TCP) beside the simulated ones (ns-3
 switches running the controller's exported rules) for the same settings
 and seeds, so the same flows.
 
-    python -m scripts.fattree.cross_validation EMULATED_RUN SIMULATED_RUN [--out results/cross_validation]
+    python -m scripts.experiments.cross_validation EMULATED_RUN SIMULATED_RUN [--out results/cross_validation]
 
 Bisection runs (results.json): Table 2 per pattern and scheme. A cell is
 judged only where the emulator was faithful in at least two runs (its
@@ -30,8 +30,8 @@ import json
 import math
 import os
 
-from scripts.fattree.bisection_report import backend, config_seeds, summarize
-from scripts.fattree.patterns import label
+from scripts.experiments.bisection_report import backend, config_seeds, summarize
+from scripts.experiments.patterns import label
 from scripts.sim.network import sender_queue_of
 
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit')
@@ -195,7 +195,7 @@ def small_flow_paths(emulated, emulated_rows, simulated, simulated_rows):
     100 KB that finished on both: the median FCT and ideal FCT of each
     backend and the median per-flow difference of the FCTs (emulated minus
     simulated), in ms (pure)."""
-    from scripts.fattree.workload_report import BUCKETS, switches_between
+    from scripts.experiments.workload_report import BUCKETS
     from topologies.fattree import FatTree
     check_workload_pair(emulated['config'], simulated['config'])
     topo = FatTree(emulated['config']['k'])
@@ -208,7 +208,7 @@ def small_flow_paths(emulated, emulated_rows, simulated, simulated_rows):
             by_length = {}
             for e, s in _paired(emulated_runs, simulated_runs, scheme, '%g' % load, emulated['config']['seeds']):
                 if e['size_bytes'] < BUCKETS[0][2] and e['fct_s'] is not None and s['fct_s'] is not None:
-                    switches = 1 if scheme == 'nonblocking' else switches_between(topo, e['src'], e['dst'])
+                    switches = 1 if scheme == 'nonblocking' else topo.switches_between(e['src'], e['dst'])
                     by_length.setdefault(switches, []).append((e, s))
             for switches, pairs in sorted(by_length.items()):
                 def ms(values):
@@ -228,7 +228,7 @@ def compare_workload(emulated, emulated_rows, simulated, simulated_rows):
     the runs' summary.json, ``*_rows`` their flows.csv rows
     (workload_report.flow_rows). CrossValidationError if a run's flows are
     not the other's."""
-    from scripts.fattree.workload_report import bucket_of, limited
+    from scripts.experiments.workload_report import bucket_of, limited
     check_workload_pair(emulated['config'], simulated['config'])
     loads = ['%g' % load for load in emulated['config']['loads'] if load in simulated['config']['loads']]
     limited_runs = {(run['scheme'], '%g' % run['load']) for run in emulated['runs'] if limited(run)}
@@ -320,7 +320,7 @@ def _bisection(emulated_dir, simulated_dir):
 
 
 def _saved_workload(run_dir):
-    from scripts.fattree.workload_report import read_rows
+    from scripts.experiments.workload_report import read_rows
     with open(os.path.join(run_dir, 'summary.json')) as f:
         summary = json.load(f)
     return summary, read_rows(os.path.join(run_dir, 'flows.csv'))

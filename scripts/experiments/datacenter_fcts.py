@@ -4,7 +4,7 @@ invocation, any loads, schemes and seeds in each) gathered into one
 results file, one cell per workload, failed links, load, hosts' TCP and
 scheme.
 
-    python -m scripts.sim.datacenter_fcts RUN [RUN ...] --out results/sim/fct-10gbps.json
+    python -m scripts.experiments.datacenter_fcts RUN [RUN ...] --out results/sim/fct-10gbps.json
 
 A cell holds its finished flows' slowdown (FCT over the simulated fabric's
 ideal FCT) for small flows (below 100 KB, the workload's first bucket) and
@@ -22,9 +22,9 @@ import argparse
 import json
 import os
 
-from scripts.fattree.workload_report import BUCKETS, read_rows, slowdown_stats
+from scripts.experiments.workload_report import BUCKETS, read_rows, slowdown_stats
 from scripts.results import write_result_file
-from scripts.sim.datacenter_rates import SCHEME_ORDER, link_rate
+from scripts.experiments.datacenter_rates import SCHEME_ORDER, link_rate
 from scripts.sim.network import TCP_VARIANTS, sender_queue_of
 
 SMALL_BELOW_BYTES = BUCKETS[0][2]

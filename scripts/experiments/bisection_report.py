@@ -7,8 +7,8 @@ import os
 import statistics
 
 from scripts.emulator.fidelity import run_faithful, verdict_cell
-from scripts.fattree.fair_share import two_level_fair_share
-from scripts.fattree.patterns import label, seeded
+from scripts.experiments.fair_share import two_level_fair_share
+from scripts.experiments.patterns import label, seeded
 from scripts.sim.network import sender_queue_of
 from topologies.fattree import FatTree
 

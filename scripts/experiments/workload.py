@@ -9,7 +9,7 @@ Poisson arrivals offering --load of its link rate, each to a peer the
 not. The flows run in the hosts through a persistent request/response
 generator (scripts/emulator/flowgen.py), one TCP connection per flow; the
 FCT is timed at the receiver from connect to the last byte, and divided by
-the flow's ideal FCT on an idle fabric (scripts/fattree/workload_report.py)
+the flow's ideal FCT on an idle fabric (scripts/experiments/workload_report.py)
 for its slowdown.
 
     dcfabric workload [--k 4] [--cdf websearch|datamining|FILE] [--load L [L ...]]
@@ -17,6 +17,7 @@ for its slowdown.
         [--seeds ...] [--fail LINK ...] [--bw MBPS] [--drain S] [--out DIR]
         [--backend emulator|sim] [--control-delay MS] [--min-rto MS] [--fail-at S]
         [--period S] [--tcp cubic|dctcp] [--ecn-threshold PACKETS]
+        [--jobs N | --dask ADDRESS] [--resume DIR]
 
 --backend sim runs the same flows on the packet-level simulator
 (scripts/sim/workload_backend.py): each a sized TCP transfer from its
@@ -30,9 +31,14 @@ follows: scripts/sim/failure_reaction.py); the ideal FCT is the simulated
 fabric's own. The dynamic schemes poll every --period seconds; the hosts
 run --tcp (CUBIC by default, as the emulator's; DCTCP with the switches
 marking ECN once a queue holds --ecn-threshold packets). Options of one
-backend are refused with the other.
+backend are refused with the other. A simulated run's polling period,
+minimum RTO, control delay and arrival time follow the link rate as the
+bisection's (scripts/experiments/defaults.py: --seconds is its duration).
+The plan runs through scripts/runner, as the bisection's (--jobs, --dask,
+--resume).
 
-Every scheme of one (seed, load) runs the same flows. Writes flows.csv,
+Every scheme of one (seed, load) runs the same flows. Writes plan.json and
+runs/ (one record per run, as it finishes), flows.csv,
 summary.json (slowdown mean, p50, p99 per size bucket, scheme and load;
 every run's counts and fidelity verdict), slowdown_vs_load.png and
 small_flow_fct_cdf.png into a time-stamped directory under --out.
@@ -44,21 +50,19 @@ import os
 from scripts.argtypes import add_seed_options, fattree_k, positive, seeds_of
 from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
-from scripts.fattree.bisection import BACKENDS
-from scripts.fattree.bisection_run import (
-    DEFAULT_SCHEMES, SCHEMES, add_ovs_instances_argument, daemons_config)
-from scripts.fattree.patterns import WORKLOAD_PATTERNS
+from scripts.experiments import defaults
+from scripts.experiments.bisection import (
+    DEFAULT_SCHEMES, SCHEMES, SIMULATED_MBPS, add_ovs_instances_argument, calibrated, emulator_rate)
+from scripts.experiments.patterns import WORKLOAD_PATTERNS
 from scripts.results import machine
+from scripts.runner import backends, options as runner_options
 from scripts.sim import controller_options
 from scripts.sim.network import TCP_VARIANTS, SimSettings
 from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
 from topologies.fattree import FatTree
 
+EXPERIMENT = 'workload'
 QUEUE_PACKETS = 50
-# Twice the bisection's faithful rate: a workload below full load leaves the
-# emulator room (web search at half load, 20 Mbit/s: every run faithful,
-# 156 flows in 15 s), and each run carries its own verdict.
-DEFAULT_BW_MBPS = 20.0
 
 
 def load_fraction(text):
@@ -84,7 +88,9 @@ def add_arguments(p):
                         '(lines of SIZE_BYTES CUMULATIVE_PROBABILITY)')
     p.add_argument('--load', type=load_fraction, nargs='+', default=[0.5],
                    help='offered load per host as a fraction of its link rate, in (0, 1] (several: a sweep)')
-    p.add_argument('--seconds', type=positive(float), default=15, help='seconds of arrivals (default 15)')
+    p.add_argument('--seconds', type=positive(float), default=None,
+                   help='seconds of arrivals (default: the emulator\'s %d; simulated, %d polling periods, e.g. '
+                        '0.1 at 1 Gbit/s)' % (defaults.EMULATOR_DURATION_S, defaults.PERIODS_MEASURED))
     p.add_argument('--pattern', choices=WORKLOAD_PATTERNS, default='all-to-all',
                    help='where a flow goes: any other host, one fixed host (a random permutation), '
                         'a host in another pod')
@@ -94,17 +100,17 @@ def add_arguments(p):
     add_seed_options(p, reps=1, seed_base=1, per='draw of the flows')
     p.add_argument('--fail', type=fail_link, nargs='+', default=[], metavar='LINK',
                    help='fat-tree switch links to fail (carrier down) for the whole run, e.g. a0_2-c1_1')
-    p.add_argument('--bw', type=positive(float), default=DEFAULT_BW_MBPS,
-                   help='link rate in Mbit/s, host and switch links (default %g)' % DEFAULT_BW_MBPS)
+    p.add_argument('--bw', type=positive(float), default=None,
+                   help='link rate in Mbit/s, host and switch links (default: on the emulator the bisection\'s '
+                        'calibrated rate over the highest --load, a workload below full load leaving the emulator '
+                        'room; on the simulator %g); a simulated run\'s time settings follow it' % SIMULATED_MBPS)
     p.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS,
                    help='packets each shaped link may queue (default %d)' % QUEUE_PACKETS)
     add_ovs_instances_argument(p)
     p.add_argument('--drain', type=positive(float),
                    help='seconds after the last arrival to wait for flows to end (default: twice what '
                         'the largest flow drawn takes alone, plus 10 s, at most 300)')
-    p.add_argument('--backend', choices=BACKENDS, default='emulator',
-                   help='emulator (Mininet, OVS, the hosts\' TCP; default) or sim (ns-3, the switches '
-                        'executing the controller\'s exported rules)')
+    runner_options.add_backend_argument(p)
     controller_options.add_arguments(p)
     p.add_argument('--fail-at', type=float, default=None, metavar='S',
                    help='sim: --fail\'s links fail S seconds into each run, and the controller reacts '
@@ -117,95 +123,26 @@ def add_arguments(p):
     p.add_argument('--ecn-threshold', type=positive(int), default=None, metavar='PACKETS',
                    help='sim, dctcp: the switches mark ECN on a packet that finds this many packets in '
                         'its queue (the DCTCP paper\'s K: 20 at 1 Gbit/s, 65 at 10 Gbit/s); below --queue')
+    runner_options.add_arguments(p)
     p.add_argument('--out', default='results/workload', help='results directory')
 
 
-def base_rtts_s(net, host_of, topo, reference):
-    """{switches on the path: idle ping RTT (s)}: one host pair per path length."""
-    from scripts.emulator.fidelity import idle_rtt_ms
-    from scripts.fattree.workload_report import switches_between
-    hosts = [h.name for h in topo.hosts]
-    first = hosts[0]
-    pairs = {1: (first, hosts[-1])} if reference else {}
-    if not reference:
-        for other in hosts[1:]:
-            pairs.setdefault(switches_between(topo, first, other), (first, other))
-    rtts = {}
-    for switches, (a, b) in pairs.items():
-        rtt = idle_rtt_ms(net.get(host_of[a]), net.get(host_of[b]).IP())
-        if rtt is None:
-            raise RuntimeError('no ping reply %s -> %s on an idle fabric' % (a, b))
-        rtts[switches] = rtt / 1000
-    return rtts
-
-
-def measure(net, host_of, topo, flows, scheme, config, progress):
-    """(the generator's result per flow id, each flow's ideal FCT function,
-    fidelity figures) of one run."""
-    from scripts.emulator.fidelity import FidelityMonitor
-    from scripts.emulator.flowgen import run_flows
-    from scripts.fattree.workload_report import ideal_fct_s, switches_between
-    reference = scheme == 'nonblocking'
-    rtts = base_rtts_s(net, host_of, topo, reference)
-
-    def ideal_of(flow):
-        switches = 1 if reference else switches_between(topo, flow['src'], flow['dst'])
-        return ideal_fct_s(flow['size'], config['bw'], rtts[switches], switches)
-
-    first, last = host_of[topo.hosts[0].name], host_of[topo.hosts[-1].name]
-    monitor = FidelityMonitor(probe=(net.get(first), net.get(last).IP()), idle_rtt_ms=round(max(rtts.values()) * 1000, 3))
-    monitor.start()
-    try:
-        results = run_flows(net, [dict(f, src=host_of[f['src']], dst=host_of[f['dst']]) for f in flows],
-                            config['seconds'], config['drain_s'][-1], progress=progress)
-    finally:
-        figures = monitor.stop()
-    return results, ideal_of, dict(figures, base_rtt_ms={str(s): round(r * 1000, 3) for s, r in rtts.items()})
-
-
-def fail_links(fabrics, links, progress):
-    from scripts.emulator import faults, traffic
-    from scripts.fattree.bisection_run import MININET_PREFIX
-    for a, b in links:
-        progress('failing fat-tree link %s-%s (carrier down)' % (a, b))
-        faults.fail(fabrics.fattree.model, ('link', MININET_PREFIX + a, MININET_PREFIX + b),
-                    sites=fabrics.fattree.sites)
-    traffic.wait_all_pairs(fabrics.fattree.net, sorted(fabrics.ft_hosts.values()), progress=progress)
-
-
-def run_experiment(config, topo, cdf, record, progress):
-    """For each seed and load, every scheme in turn on the same flows
-    (the non-blocking reference first)."""
-    from scripts.emulator.fidelity import describe, verdict
-    from scripts.fattree.bisection_run import Fabrics
-    from scripts.fattree.workload_report import default_drain_s, draw_flows, finished_line, flow_rows, run_counts
-    with Fabrics(config, progress) as fabrics:
-        if config['fail'] and fabrics.fattree:
-            fail_links(fabrics, config['fail'], progress)
-        for seed in config['seeds']:
-            for load in config['loads']:
-                flows = draw_flows(topo, cdf, load, config['bw'], config['seconds'], config['pattern'], seed)
-                config['drain_s'].append(config['drain'] or default_drain_s(flows, config['bw']))
-                for scheme in config['schemes']:
-                    progress('%s, load %g, seed %d: %d flows over %g s, then at most %g s to drain'
-                             % (scheme, load, seed, len(flows), config['seconds'], config['drain_s'][-1]))
-                    net, host_of = fabrics.use(scheme)
-                    results, ideal_of, figures = measure(net, host_of, topo, flows, scheme, config, progress)
-                    rows = flow_rows(scheme, seed, load, flows, results, ideal_of)
-                    run = {'scheme': scheme, 'seed': seed, 'load': load, **run_counts(rows),
-                           'fidelity': verdict(figures)}
-                    record(rows, run)
-                    progress('%s, emulator %s' % (finished_line(run, rows), describe(run['fidelity'])))
-
-
-def backend_options(args):
-    """The config entries of the options only ``args.backend`` takes;
-    ValueError, before anything runs, for one given to the other backend
-    or out of range."""
+def backend_options(args, topo, schemes):
+    """The config entries that depend on the backend: the link rate, the
+    arrivals' seconds and a simulated run's time settings (with where each
+    came from), and the options only ``args.backend`` takes; ValueError,
+    before anything runs, for one given to the other backend or out of
+    range."""
+    bw, sources = args.bw, {'bw': 'given'}
+    if args.backend == 'flow':
+        raise ValueError('the workload\'s flows start, send their sizes and end; the flow-level model runs the '
+                         'bisection\'s long-lived flows only: run the workload with --backend sim or emulator')
     if args.backend == 'sim':
         if args.ovs_instances is not None:
             raise ValueError('--ovs-instances sets the emulator\'s Open vSwitch daemons; the simulator '
                              '(--backend sim) has none')
+        if bw is None:
+            bw, sources['bw'] = SIMULATED_MBPS, 'the simulated backends\' default, the docs\' datacenter-rate table'
         tcp = args.tcp or SimSettings.tcp
         if tcp == 'dctcp' and args.ecn_threshold is None:
             raise ValueError('--tcp dctcp needs --ecn-threshold PACKETS: DCTCP slows down on the switches\' '
@@ -217,9 +154,15 @@ def backend_options(args):
         if args.ecn_threshold is not None and args.ecn_threshold >= args.queue:
             raise ValueError('--ecn-threshold %d never marks in %d-packet queues (--queue): a queue that holds '
                              'that many is full and drops the packet' % (args.ecn_threshold, args.queue))
-        options = {'machine': machine(), **controller_options.config(args),
+        derived = defaults.simulated(bw)
+        times, more = defaults.resolve(
+            {'seconds': args.seconds, 'period_s': args.period, 'min_rto_ms': args.min_rto,
+             'control_delay_ms': args.control_delay},
+            dict(seconds=derived['duration'], **{k: derived[k] for k in ('period_s', 'min_rto_ms', 'control_delay_ms')}))
+        args.period, args.min_rto, args.control_delay = times['period_s'], times['min_rto_ms'], times['control_delay_ms']
+        options = {'bw': bw, 'seconds': times['seconds'], **controller_options.config(args),
                    'link_delay_us': SimSettings.link_delay_us, 'tcp': tcp,
-                   'ecn_threshold_packets': args.ecn_threshold or 0}
+                   'ecn_threshold_packets': args.ecn_threshold or 0, 'defaults': dict(sources, **more)}
         if args.fail_at is not None:
             if args.fail_at < 0 or not args.fail:
                 raise ValueError('--fail-at takes a time >= 0 and the links of --fail, got %g and %d link(s)'
@@ -228,14 +171,20 @@ def backend_options(args):
         return options
     controller_options.refuse_on_emulator(args, ('--fail-at', args.fail_at), ('--tcp', args.tcp),
                                           ('--ecn-threshold', args.ecn_threshold))
-    return daemons_config(args.k, args.bw, args.ovs_instances)
+    from scripts.emulator.bisection_backend import daemons_config
+    used = calibrated()
+    if args.bw is None:
+        from scripts.emulator.calibration import nice_rate_at_most
+        rate, why = emulator_rate(used, topo, schemes, ['random'])
+        bw = nice_rate_at_most(rate / max(args.load))
+        sources['bw'] = 'the bisection\'s %g Mbit/s on Random over the highest load, %g (%s)' % (rate, max(args.load), why)
+    times, more = defaults.resolve({'seconds': args.seconds},
+                                   {'seconds': (defaults.EMULATOR_DURATION_S, defaults.emulated()['duration'][1])})
+    return dict(times, bw=bw, defaults=dict(sources, **more), calibration=used.as_config(),
+                **daemons_config(args.k, bw, args.ovs_instances))
 
 
-def run_from_args(args, progress=None):
-    # the report's numeric libraries are loaded only when an experiment runs, not for --help
-    from scripts.fattree.workload_report import format_table, summarize, write_outputs
-    if progress is None:
-        from scripts.emulator.progress import progress
+def experiment_config(args):
     seeds = seeds_of(args)
     cdf = cdf_of(args.cdf)
     topo = FatTree(args.k)
@@ -243,37 +192,95 @@ def run_from_args(args, progress=None):
         if not any({link.node_a, link.node_b} == {a, b} for link in topo.switch_links()):
             raise ValueError('--fail %s-%s: no such switch link in a k=%d fat-tree' % (a, b, args.k))
     schemes = [s for s in SCHEMES if s in args.schemes]
-    config = {'backend': args.backend, 'k': args.k, 'bw': args.bw, 'queue': args.queue, **backend_options(args),
-              'cdf': cdf.name,
-              'cdf_mean_bytes': round(cdf.mean_bytes()), 'loads': args.load, 'seconds': args.seconds,
-              'pattern': args.pattern, 'schemes': schemes, 'seeds': seeds,
-              'fail': ['%s-%s' % link for link in args.fail], 'drain': args.drain, 'drain_s': [],
-              'hosts': len(topo.hosts), 'started': datetime.datetime.now().isoformat(timespec='seconds')}
-    out_dir = os.path.join(args.out, datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
+    return {'experiment': EXPERIMENT, 'backend': args.backend, 'machine': machine(), 'k': args.k,
+            'queue': args.queue, **backend_options(args, topo, schemes), 'cdf': cdf.name,
+            'cdf_mean_bytes': round(cdf.mean_bytes()), 'loads': args.load, 'pattern': args.pattern,
+            'schemes': schemes, 'seeds': seeds,
+            'fail': ['%s-%s' % link for link in args.fail], 'drain': args.drain, 'hosts': len(topo.hosts),
+            'started': datetime.datetime.now().isoformat(timespec='seconds')}
+
+
+def plan(config, cdf):
+    """Every run: for each seed and load the flows drawn once from ``cdf``,
+    every scheme in turn on them (the non-blocking reference first)."""
+    from scripts.experiments.workload_report import default_drain_s, draw_flows
+    topo = FatTree(config['k'])
+    runs = []
+    for seed in config['seeds']:
+        for load in config['loads']:
+            flows = draw_flows(topo, cdf, load, config['bw'], config['seconds'], config['pattern'], seed)
+            drain_s = config['drain'] or default_drain_s(flows, config['bw'])
+            runs += [{'id': 'seed%d/load%g/%s' % (seed, load, scheme), 'scheme': scheme, 'seed': seed, 'load': load,
+                      'drain_s': drain_s, 'flows': flows} for scheme in config['schemes']]
+    return runs
+
+
+def run_rows(run, record):
+    """flows.csv's rows of a finished run (its plan entry and record)."""
+    from scripts.experiments.workload_report import flow_rows
+    measured = {f['id']: f for f in record['flows']}
+    return flow_rows(run['scheme'], run['seed'], run['load'], run['flows'], measured,
+                     lambda flow: measured[flow['id']]['ideal_fct_s'])
+
+
+def run_summary(run, record, rows):
+    """A finished run as the summary lists it: its counts, its drain, and
+    its fidelity verdict or simulation."""
+    from scripts.experiments.workload_report import run_counts
+    kept = {k: record[k] for k in ('fidelity', 'idle_rtt_ms', 'simulation') if k in record}
+    return {'scheme': run['scheme'], 'seed': run['seed'], 'load': run['load'], 'drain_s': run['drain_s'],
+            **run_counts(rows), **kept}
+
+
+def describe(plan_runs):
+    from scripts.experiments.workload_report import finished_line
+    by_id = {run['id']: run for run in plan_runs}
+
+    def line(record):
+        run = by_id[record['id']]
+        rows = run_rows(run, record)
+        text = finished_line(run_summary(run, record, rows), rows)
+        if 'fidelity' in record:
+            from scripts.emulator.fidelity import describe as verdict_line
+            text += ', emulator %s' % verdict_line(record['fidelity'])
+        return text
+    return line
+
+
+def report(config, plan_runs, finished, out_dir):
+    from scripts.experiments.workload_report import format_table, summarize, write_outputs
     rows, runs = [], []
+    for run in plan_runs:
+        if run['id'] in finished:
+            run_rows_of = run_rows(run, finished[run['id']])
+            rows += run_rows_of
+            runs.append(run_summary(run, finished[run['id']], run_rows_of))
+    if not runs:
+        return
+    summary = summarize(rows, runs)
+    write_outputs(out_dir, config, rows, summary)
+    print(format_table(summary, config))
+    for run in runs:
+        if run['unfinished']:
+            print('%s load %g seed %d: %d flows did not finish, e.g. %s' % (
+                run['scheme'], run['load'], run['seed'], run['unfinished'], run['unfinished_flows'][:3]))
+    print('results in %s' % out_dir)
 
-    def record(run_rows, run):
-        rows.extend(run_rows)
-        runs.append(run)
-    if args.backend == 'sim':
-        from scripts.sim.workload_backend import run_experiment as run_backend
+
+def run_from_args(args, say=None):
+    if args.resume:
+        config, plan_runs = runner_options.resumed(args, EXPERIMENT)
+        out_dir = args.resume
     else:
-        run_backend = run_experiment
-    try:
-        run_backend(dict(config, fail=args.fail), topo, cdf, record, progress)
-    finally:
-        if runs:  # what was measured before an interruption is kept
-            summary = summarize(rows, runs)
-            write_outputs(out_dir, config, rows, summary)
-            print(format_table(summary, config))
-            for run in runs:
-                if run['unfinished']:
-                    print('%s load %g seed %d: %d flows did not finish, e.g. %s' % (
-                        run['scheme'], run['load'], run['seed'], run['unfinished'], run['unfinished_flows'][:3]))
-            print('results in %s' % out_dir)
+        config = experiment_config(args)
+        plan_runs = plan(config, cdf_of(args.cdf))
+        out_dir = os.path.join(args.out, datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
+    runner_options.run_plan(args, EXPERIMENT, config, plan_runs, out_dir, describe(plan_runs),
+                            lambda finished: report(config, plan_runs, finished, out_dir), say)
 
 
-main = command_main('dcfabric workload', __doc__, add_arguments, run_from_args, 'workload', (CdfError, FlowgenError))
+main = command_main('dcfabric workload', __doc__, add_arguments, run_from_args, EXPERIMENT,
+                    (CdfError, FlowgenError, backends.BackendError))
 
 
 if __name__ == '__main__':

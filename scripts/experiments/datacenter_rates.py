@@ -4,7 +4,7 @@ seeds in one) gathered into one results file, beside a doubled-duration
 rerun that shows whether the simulated time was long enough, the paper's
 Table 2 and the same experiment at 10 Mbit/s.
 
-    python -m scripts.sim.datacenter_rates \\
+    python -m scripts.experiments.datacenter_rates \\
         --table k4-1gbps RUN [RUN ...] --stability k4-1gbps RUN_AT_D RUN_AT_2D[,RUN_AT_2D ...] \\
         [--rto-check k4-1gbps RUN_LINUX_RTO RUN_TABLE_RTO] \\
         [--table k8-10gbps ... --stability k8-10gbps ...] \\
@@ -27,8 +27,8 @@ import json
 import os
 import statistics
 
-from scripts.fattree.bisection_report import PAPER, PAPER_SCHEMES, backend, config_seeds
-from scripts.fattree.patterns import label
+from scripts.experiments.bisection_report import PAPER, PAPER_SCHEMES, backend, config_seeds
+from scripts.experiments.patterns import label
 from scripts.results import write_result_file
 from scripts.sim.network import sender_queue_of
 
@@ -222,7 +222,7 @@ def build(tables, stabilities, slow, rto_checks=None):
                                    + ['checks of no table: %s' % ', '.join(unknown)] * bool(unknown)))
     out = {'tables': [], 'paper': {'schemes': list(PAPER_SCHEMES),
                                    'pct_of_ideal': {p: list(v) for p, v in PAPER.items()},
-                                   'source': 'Al-Fares et al. Table 2 (scripts/fattree/bisection_report.py PAPER)'}}
+                                   'source': 'Al-Fares et al. Table 2 (scripts/experiments/bisection_report.py PAPER)'}}
     for name, run_dirs in tables:
         entry = table(name, [load(d) for d in run_dirs])
         entry['stability'] = stability(*([load(d) for d in dirs] for dirs in stabilities[name]))

@@ -1,35 +1,31 @@
-"""The bisection experiment's emulation: the non-blocking reference and the
-fat-tree in Mininet, the fat-tree's controller per scheme, and the order of
-the runs."""
+"""The bisection and workload experiments' runs on the emulator: the
+non-blocking reference and the fat-tree in Mininet, the fat-tree's
+controller per scheme; one bisection run (``run_one``) on them.
+
+Consecutive runs in one ``session`` share the two fabrics; a run outside
+one (on a Dask worker) starts and stops them itself.
+"""
+import contextlib
 import json
 import time
 import urllib.request
 
-from controller.fattree.scheme_parameters import SIMULATOR_ONLY, refuse_simulator_only
+from controller.fattree.scheme_parameters import refuse_simulator_only
 from controller.fattree.scheme_strategies import DYNAMIC_SCHEMES
-from scripts.argtypes import positive
 from scripts.emulator.ovs import daemon_policy
-from scripts.fattree.bisection_measure import measure
-from scripts.fattree.patterns import label
-from scripts.emulator.fidelity import describe, verdict
+from scripts.emulator.bisection_measure import measure
+from scripts.emulator.fidelity import verdict
 from scripts.emulator.ports import free_port
 from scripts.emulator.traffic import TransferError
 from topologies.fattree import FatTree
 
-# Every scheme an experiment can run, in run order; the emulator refuses
-# those only the simulator runs, and they are named, never defaults.
-SCHEMES = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler', 'letflow')
-DEFAULT_SCHEMES = tuple(s for s in SCHEMES if s not in SIMULATOR_ONLY)
 FLOW_IDLE_S = 5  # per-flow entries' idle timeout
 RUN_ATTEMPTS = 3
 MININET_PREFIX = 'bx'  # fat-tree node names in Mininet: bxe0_0, bxh0_0_2, ...
-
-
-def add_ovs_instances_argument(p):
-    p.add_argument('--ovs-instances', type=positive(int), metavar='N',
-                   help='private Open vSwitch daemons the fat-tree\'s switches are spread over (default: '
-                        'by the machine\'s cores and the forwarding the link rate needs, printed at start; '
-                        '1: the machine\'s own)')
+# A run's time beside its flows: the controller's restart and the all-pairs check, iperf3's start and end
+# (measured: 6-12 s at k=4), and the fabrics' start once per session.
+RUN_OVERHEAD_S = 10
+SPEED_BASIS = 'each run its flows\' seconds and about %d s of restarts and checks (k=4)' % RUN_OVERHEAD_S
 
 
 def daemons_config(k, bw, asked=None):
@@ -170,35 +166,43 @@ def run_once(fabrics, scheme, pairs, config, progress):
             time.sleep(2)  # the killed flows' packets leave the queues
 
 
-def run_experiment(config, flows_of, record, progress):
-    """For each seed (repetition) and pattern, every scheme in turn
-    (fat-tree schemes in alternating order, saving a controller restart
-    per pattern; the non-blocking reference first, so that every run's
-    fidelity verdict knows what the reference carried)."""
-    fattree_schemes = [s for s in config['schemes'] if s != 'nonblocking']
-    line_rate = config['hosts'] * config['bw']
-    reference_pct = {}  # (pattern, rep) -> the non-blocking reference's % of line rate
+_open = None  # the fabrics of the session this process holds
+
+
+@contextlib.contextmanager
+def session(config, progress):
+    """The fabrics up for every run of the block, in this process."""
+    global _open
     with Fabrics(config, progress) as fabrics:
-        for rep, seed in enumerate(config['seeds']):
-            for index, pattern in enumerate(config['patterns']):
-                order = fattree_schemes if index % 2 == 0 else fattree_schemes[::-1]
-                if 'nonblocking' in config['schemes']:
-                    order = ['nonblocking'] + order
-                for scheme in order:
-                    pairs = flows_of[(pattern, rep)]
-                    rates, cpu, figures = run_once(fabrics, scheme, pairs, config, progress)
-                    if scheme == 'nonblocking':
-                        reference_pct[(pattern, rep)] = round(100.0 * sum(rates) / line_rate, 1)
-                    fidelity = verdict(figures, reference_pct.get((pattern, rep)))
-                    run = {'scheme': scheme, 'pattern': pattern, 'rep': rep, 'seed': seed,
-                           'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)}
-                                     for (s, d), r in zip(pairs, rates)],
-                           'aggregate_mbps': round(sum(rates), 3), **cpu, 'fidelity': fidelity}
-                    if scheme in DYNAMIC_SCHEMES:  # what the controller did to the flows, to explain a score
-                        run['controller_decisions'] = fabrics.decisions()
-                    record(run)
-                    progress('%-12s %-26s seed %d: %7.1f Mbit/s aggregate, idle %s%%, '
-                             'ovs-vswitchd %s%%, RTT %s ms (idle %s): %s'
-                             % (scheme, label(pattern), seed, sum(rates), fidelity['idle_pct_median'],
-                                fidelity['daemon_busy_pct_median'], fidelity['probe_rtt_ms_median'],
-                                fidelity['idle_rtt_ms'], describe(fidelity)))
+        _open = fabrics
+        try:
+            yield fabrics
+        finally:
+            _open = None
+
+
+def active():
+    """The fabrics of this process's session (None: no session)."""
+    return _open
+
+
+def estimate_s(config, run):
+    return config['duration'] + config['omit'] + RUN_OVERHEAD_S
+
+
+def run_one(config, run, progress):
+    """One bisection run's record: every flow's received rate, the CPU
+    sample and the fidelity verdict (judged without the reference's share,
+    which the experiment adds), and for a dynamic scheme what its
+    controller decided."""
+    if _open is None:
+        with session(dict(config, schemes=[run['scheme']]), progress):
+            return run_one(config, run, progress)
+    pairs = [tuple(pair) for pair in run['flows']]
+    rates, cpu, figures = run_once(_open, run['scheme'], pairs, config, progress)
+    record = {'scheme': run['scheme'], 'pattern': run['pattern'], 'rep': run['rep'], 'seed': run['seed'],
+              'flows': [{'src': s, 'dst': d, 'mbps': round(r, 3)} for (s, d), r in zip(pairs, rates)],
+              'aggregate_mbps': round(sum(rates), 3), **cpu, 'fidelity': verdict(figures)}
+    if run['scheme'] in DYNAMIC_SCHEMES:  # what the controller did to the flows, to explain a score
+        record['controller_decisions'] = _open.decisions()
+    return record

@@ -2,21 +2,9 @@
 CDF, Poisson arrivals per host, peers by pattern), the ideal FCT each flow
 is measured against, and the summary, files and plots of finished runs.
 
-The ideal FCT of a flow is what it takes alone on an idle fabric, as the
-generator times it (scripts/emulator/flowgen.py: connect, an 8-byte
-request, the response):
-
-    2 base RTTs (the handshake; the request out and the first byte back)
-    + what the links' token buckets do not let through at once, over the TCP
-      goodput of the link (1,448 payload bytes per 1,514-byte frame, as HTB
-      counts them: TCP timestamps on, a 1,500-byte MTU); an idle shaped link
-      passes its bucket's depth (scripts/emulator/shaping.py) at once
-    + one frame time per switch on the path (store and forward of the last
-      frame on the links after the first)
-
-with the base RTT measured by ping on the idle fabric for the same number
-of switches. The simulator's flows have their own ideal
-(scripts/sim/workload_backend.py).
+Each backend gives every flow its ideal FCT, what it takes alone on an idle
+fabric of that backend (the emulator: scripts/emulator/shaping.py; the
+simulator: scripts/sim/workload_backend.py).
 """
 import csv
 import json
@@ -27,32 +15,14 @@ import numpy as np
 
 from scripts.workloads.arrivals import host_flows
 from scripts.workloads.flow_sizes import check_load
-from scripts.emulator.shaping import burst_bytes
-from scripts.fattree.patterns import peer_chooser
+from scripts.emulator.shaping import goodput_bps
+from scripts.experiments.patterns import peer_chooser
 
 # (label, smallest size, size it stays below), bytes
 BUCKETS = (('<100KB', 0, 100e3), ('100KB-10MB', 100e3, 10e6), ('>10MB', 10e6, math.inf))
-PAYLOAD_PER_FRAME, FRAME_BYTES = 1448, 1514
 DRAIN_CAP_S = 300
 CSV_COLUMNS = ('scheme', 'seed', 'load', 'src', 'dst', 'size_bytes', 'start_s', 'fct_s', 'ideal_fct_s',
                'slowdown')
-
-
-def goodput_bps(link_mbps):
-    return link_mbps * 1e6 * PAYLOAD_PER_FRAME / FRAME_BYTES
-
-
-def ideal_fct_s(size_bytes, link_mbps, base_rtt_s, switches):
-    frame_s = FRAME_BYTES * 8 / (link_mbps * 1e6)
-    paced = max(0.0, size_bytes - burst_bytes(link_mbps) * PAYLOAD_PER_FRAME / FRAME_BYTES)
-    return 2 * base_rtt_s + paced * 8 / goodput_bps(link_mbps) + switches * frame_s
-
-
-def switches_between(topo, a, b):
-    """Switches a shortest fat-tree path crosses: 1 under one lower switch, 3 in one pod, 5 across pods."""
-    if topo.host_attachment(a)[0] == topo.host_attachment(b)[0]:
-        return 1
-    return 3 if topo.pod_of(a) == topo.pod_of(b) else 5
 
 
 def draw_flows(topo, cdf, load, link_mbps, seconds, pattern, seed):

@@ -15,7 +15,7 @@ shared machine it is the longer.
 
 Run it alone on the machine, the timing measured:
 
-    flock -x /tmp/dcfabric-cpu.lock python -m scripts.sim.speed_benchmark
+    flock -x /tmp/dcfabric-cpu.lock python -m scripts.sim.benchmarks.speed
 
 writes results/sim/speed_benchmark.json (``--cases 4:1000:0.1`` and
 ``--no-target`` for a short look; ``--markdown FILE`` prints a result's
@@ -45,7 +45,7 @@ TARGET_WALL_S = 120.0
 def _simulate(k, link_mbps, simulated_s, progress):
     """(per-flow Mbit/s, the simulator's result with its process's CPU
     seconds added) for the Random permutation of a k-ary fat-tree."""
-    from scripts.fattree.patterns import seeded
+    from scripts.experiments.patterns import seeded
     from scripts.sim.bisection_backend import measure
     from scripts.sim.ns3 import build
     from topologies.fattree import FatTree
@@ -103,13 +103,13 @@ def link_crossings(result, case):
     takes. ns-3's point-to-point device spends two events on a crossing (the
     end of the transmission, the arrival); ``crossing_cpu_s`` is what those
     alone cost at the case's measured events per CPU second."""
-    from scripts.fattree.patterns import seeded
-    from scripts.fattree.workload_report import PAYLOAD_PER_FRAME, switches_between
+    from scripts.experiments.patterns import seeded
+    from scripts.emulator.shaping import PAYLOAD_PER_FRAME
     from topologies.fattree import FatTree
 
     topo = FatTree(case['k'])
     pairs = seeded(result['pattern'], topo, result['seed'])
-    path_links = sum(switches_between(topo, src, dst) + 1 for src, dst in pairs) / len(pairs)
+    path_links = sum(topo.switches_between(src, dst) + 1 for src, dst in pairs) / len(pairs)
     seconds = case['simulated_s'] - case['start_simulated_s']
     segments = case['carried_pct'] / 100 * case['flows'] * case['link_mbps'] * 1e6 * seconds / (8 * PAYLOAD_PER_FRAME)
     crossings = 2 * path_links
@@ -197,7 +197,7 @@ def main(argv=None):
                    'pattern': PATTERN, 'seed': SEED, 'queue_packets': QUEUE_PACKETS,
                    'tcp': SimSettings(link_mbps=1).tcp,
                    'load_average_before': before, 'load_average_after': os.getloadavg(),
-                   'command': ' '.join(['python -m scripts.sim.speed_benchmark'] + (sys.argv[1:] if argv is None
+                   'command': ' '.join(['python -m scripts.sim.benchmarks.speed'] + (sys.argv[1:] if argv is None
                                                                                       else list(argv)))})
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, 'speed_benchmark.json')
