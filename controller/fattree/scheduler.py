@@ -112,7 +112,9 @@ class FlowScheduler:
         self.placements = {}  # flow -> Placement
         self.last_seen = {}  # flow -> time of the last report
         self.rejected = {}  # flow -> time of the last report that found no path
+        self.previous = {}  # flow -> its Placement before the last notify moved it
         self._orders = {}  # flow -> its search order (computed once per flow)
+        self._core_ports = {}  # (core, pod) -> its port there: candidates ask it (k/2)^2 times a flow
 
     # -- paths ----------------------------------------------------------
 
@@ -140,7 +142,10 @@ class FlowScheduler:
                 continue
             for agg_port in topo.up_ports(agg_s):
                 core, _ = topo.peer(agg_s, agg_port)
-                agg_d, _ = topo.peer(core, topo.port_to_pod(core, dst_pod))
+                core_port = self._core_ports.get((core, dst_pod))
+                if core_port is None:
+                    core_port = self._core_ports[(core, dst_pod)] = topo.port_to_pod(core, dst_pod)
+                agg_d, _ = topo.peer(core, core_port)
                 result.append((core, ((edge_s, agg_s), (agg_s, core), (core, agg_d), (agg_d, edge_d)),
                                ((edge_s, edge_port), (agg_s, agg_port))))
         return result
@@ -187,26 +192,47 @@ class FlowScheduler:
             del self.reserved[link]
         return placement
 
-    def _chain(self, pending, budget, settled, visits):
+    def _ruled_out(self, links, budget, settled):
+        """Whether ``links`` alone (some of a candidate's) already rule the
+        candidate out of a chain step: one is down, or their holders are
+        more than ``budget`` or include a ``settled`` flow."""
+        reserved, down = self.reserved, self.down
+        if down and any(link in down for link in links):
+            return True
+        holders = {reserved[link] for link in links if link in reserved}
+        return len(holders) > budget or not settled.isdisjoint(holders)
+
+    def _chain(self, pending, budget, settled, visits, original):
         """Place every flow of ``pending`` (the first on a path whose holders
         go to the back of ``pending``), displacing at most ``budget`` flows
         in all and none of ``settled`` (already placed in this chain).
-        Depth-first in search order; on failure every change is undone."""
+        Depth-first in search order; on failure every change is undone.
+        ``original`` gains each displaced flow's Placement before its first
+        displacement."""
         if not pending:
             return True
         visits[0] += 1
         if visits[0] > SEARCH_NODE_LIMIT:
             return False
         flow, rest = pending[0], pending[1:]
+        # Candidates through one lower switch share their first and last
+        # links: when those alone rule a candidate out they rule out the
+        # whole group, checked once (a failed step below undoes itself, so
+        # the answer holds for the whole loop).
+        ends_ruled_out = {}
         for via, links, ports in self.search_order(flow):
-            if any(link in self.down for link in links):
+            ends = (links[0], links[-1])
+            excluded = ends_ruled_out.get(ends)
+            if excluded is None:
+                excluded = ends_ruled_out[ends] = self._ruled_out(ends, budget, settled)
+            if excluded or self._ruled_out(links, budget, settled):
                 continue
             holders = sorted({self.reserved[link] for link in links if link in self.reserved})
-            if len(holders) > budget or settled & set(holders):
-                continue
             displaced = [self._release(holder) for holder in holders]
+            for placement in displaced:
+                original.setdefault(placement.flow, placement)
             self._reserve(Placement(flow, via, links, ports))
-            if self._chain(holders + rest, budget - len(holders), settled | {flow}, visits):
+            if self._chain(holders + rest, budget - len(holders), settled | {flow}, visits, original):
                 return True
             self._release(flow)
             for placement in displaced:
@@ -217,10 +243,11 @@ class FlowScheduler:
         """Make room for ``flow`` by moving the fewest reserved flows (at
         most ``rearrange``): [its Placement, then each moved flow's new
         one], or [] with nothing changed."""
-        before, visits = dict(self.placements), [0]
+        original, visits = {}, [0]
         for budget in range(1, self.rearrange + 1):
-            if self._chain([flow], budget, frozenset(), visits):
-                moved = sorted(f for f, p in before.items() if self.placements[f] != p)
+            if self._chain([flow], budget, frozenset(), visits, original):
+                moved = sorted(f for f, p in original.items() if self.placements[f] != p)
+                self.previous = {f: original[f] for f in moved}
                 return [self.placements[flow]] + [self.placements[f] for f in moved]
         return []
 
@@ -229,12 +256,14 @@ class FlowScheduler:
     def notify(self, flow):
         """An edge switch reports ``flow`` as large. Returns the Placements
         to install: the flow's own first, then those of the flows moved to
-        make room for it. Empty when nothing changes: already placed (its
-        time is refreshed), no choice (same lower switch), or no path even
-        by rearrangement (recorded in ``rejected``; the flow keeps its path)."""
+        make room for it (their Placements before in ``previous``). Empty
+        when nothing changes: already placed (its time is refreshed), no
+        choice (same lower switch), or no path even by rearrangement
+        (recorded in ``rejected``; the flow keeps its path)."""
         now = self.clock()
         self.last_seen[flow] = now
-        if flow in self.placements or not self.candidates(flow):
+        self.previous = {}
+        if flow in self.placements or not self.search_order(flow):
             return []
         placement = self._place(flow)
         changes = [placement] if placement is not None else self._rearrange(flow)

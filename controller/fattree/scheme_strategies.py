@@ -210,9 +210,8 @@ class SchedulerScheme(TwoLevelScheme):
         self.rates[switch], self.acks[switch] = rates, acks
         changes = []
         for flow in reported_flows(rates, self.threshold_bps, self.scheduler.placements, acks):
-            before = dict(self.scheduler.placements)
             for placement in self.scheduler.notify(flow):
-                old = before.get(placement.flow)
+                old = self.scheduler.previous.get(placement.flow)
                 changes += self._install(placement, dict(old.ports) if old else None)
         return changes
 

@@ -117,10 +117,16 @@ class ControllerLoop:
             except ValueError:
                 raise ProtocolError('bad counters in %r' % line) from None
             gathered[words[1]][flow_of_record(words[5])] = (count, packets, age)
+        return answer_lines(self.round(gathered))
+
+    def round(self, gathered):
+        """The EntryChanges of a period's round at ``now``: the scheme's
+        round, then each polled switch's counters ``gathered`` {switch:
+        {FlowKey: (bytes, packets, age)}}, as the app's poll loop."""
         changes = list(self.strategy.tick())
         for name in self.polled:
             changes += self.strategy.counters(name, gathered[name], self.now)
-        return answer_lines(changes)
+        return changes
 
     def handlers(self):
         """The questions this loop answers, for ``serve``."""
