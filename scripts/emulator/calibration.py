@@ -45,6 +45,8 @@ HOSTS_PER_END = 8
 CHAIN_LINK_MBPS = 1000.0
 CHAIN_QUEUE_PACKETS = 50  # the experiments' switch queues
 FLOW_S, OMIT_S = 4, 1
+# the machine's own load is sampled this long first, and said when above the share
+BEFORE_S, BUSY_WARNING_PCT = 1, 20.0
 # Share of the forwarding a daemon's thread carries when saturated that it
 # carries faithfully (no packets dropped unread). 16 cores: 4 daemons were
 # faithful at 895 Mbit/s each where a thread forwards 1,300-1,450 (0.62-0.69).
@@ -294,9 +296,16 @@ def carried(fabric, model, progress):
 
 def measure(machine, progress=print):
     """Measure this machine's Calibration (root; no fabric may be running)."""
+    from scripts.emulator.cpu_sample import CpuSample
     from scripts.emulator.fabric import Fabric, KernelBridgeFabric
     from scripts.emulator.ports import free_port
-    started, load = time.monotonic(), os.getloadavg()[0]
+    started = time.monotonic()
+    before = CpuSample().start()
+    time.sleep(BEFORE_S)
+    others = before.stop()  # what other work took of the machine just before
+    if others['cpu_busy_pct'] > BUSY_WARNING_PCT:
+        progress('warning: the machine is %.0f%% busy with other work: the calibration will measure less than a '
+                 'quiet machine forwards (`dcfabric calibrate` again when it is quiet)' % others['cpu_busy_pct'])
     model = forwarding_chain()
     own = daemon_policy.DaemonChoice(1, "the machine's own (the calibration measures one daemon)")
     progress('calibration: %d flows through %d shaped bridges on one ovs-vswitchd'
@@ -319,7 +328,7 @@ def measure(machine, progress=print):
                'seconds': FLOW_S, 'omit_s': OMIT_S, 'daemon_flows_mbps': round(daemon_mbps, 1),
                'daemon_run': {k: daemon_figures.get(k) for k in keep},
                'kernel_bridge_run': {k: host_figures.get(k) for k in keep},
-               'loadavg_1m_before': load})
+               'before': {key: others[key] for key in ('cpu_busy_pct', 'loadavg_1m', 'ovs_bridges')}})
 
 
 def rerun(progress=print):

@@ -86,7 +86,8 @@ def test_the_policy_gets_the_faithful_share_of_the_measured_forwarding():
 def test_cache_places():
     assert calibration.cache_dirs(0, {'HOME': '/root'}) == ['/var/lib/dcfabric', '/root/.cache/dcfabric']
     assert calibration.cache_dirs(1000, {'HOME': '/home/a', 'XDG_CACHE_HOME': '/x'}) == ['/x/dcfabric']
-    assert calibration.cache_file_name(MACHINE) == 'calibration-intel-r-xeon-r-cpu-2.20ghz-2-cores-open-vswitch-3.1.0.json'
+    assert (calibration.cache_file_name(MACHINE)
+            == 'calibration-intel-r-xeon-r-cpu-2.20ghz-2-cores-open-vswitch-3.1.0.json')
 
 
 def test_cached_per_machine_kind(tmp_path, monkeypatch):
@@ -135,3 +136,13 @@ def test_the_calibration_imports_no_emulator():
                                'print(" ".join(sorted(sys.modules)))'], capture_output=True, text=True,
                               check=True, timeout=60).stdout.split()
     assert not [name for name in imported if name.split('.')[0] in ('mininet', 'ryu', 'eventlet')]
+
+
+def test_the_machines_table_puts_each_sweep_beside_its_calibration():
+    from scripts.emulator.benchmarks.rate_sweep_report import machines_markdown
+    table = machines_markdown({'machines': [
+        {'machine': 'AMD EPYC, 2 cores', 'sweep_highest_faithful_mbps': 5.0, 'predicted_mbps': 5,
+         'calibration': dict(measured(1132.2, 734.0).as_config()), 'load': 'quiet'},
+        {'machine': 'Intel Xeon, 2 cores', 'sweep_highest_faithful_mbps': 10.0, 'predicted_mbps': None}]})
+    assert '| AMD EPYC, 2 cores | 5 | 5 | 1,132 | 736 | 734 | 24.0 | quiet |' in table
+    assert '| Intel Xeon, 2 cores | 10 | - | not measured | not measured | not measured | not measured | - |' in table

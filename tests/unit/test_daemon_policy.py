@@ -23,7 +23,8 @@ AT_50_MBPS = {4: (1, 2, 4, 4, 4), 8: (1, 2, 4, 8, 32), 16: (4, 4, 4, 8, 32)}
 @pytest.mark.parametrize('bw, table', [(None, UNSHAPED), (10, AT_10_MBPS), (50, AT_50_MBPS)])
 def test_daemons_by_cores_fabric_and_rate(k, bw, table):
     model = FatTree(k)
-    assert [daemon_policy.choose_for(model, bw, cores=cores, per_daemon_mbps=PER_DAEMON).count for cores in CORES] == list(table[k])
+    assert [daemon_policy.choose_for(model, bw, cores=cores, per_daemon_mbps=PER_DAEMON).count
+            for cores in CORES] == list(table[k])
 
 
 def test_two_cores_keep_what_is_measured_best_there():

@@ -49,3 +49,24 @@ def markdown(result):
     lines.append('Highest rate at which the verdict holds everywhere: %s.'
                  % ('%g Mbit/s' % best if best is not None else 'none of those swept'))
     return '\n'.join(lines)
+
+
+def machines_markdown(machines):
+    """One row per machine: its rate sweep's answer beside its calibration's
+    prediction (results/calibration/machines.json)."""
+    lines = ['| machine | rate sweep: highest faithful rate (Mbit/s) | calibration: predicted rate (Mbit/s) '
+             '| one ovs-vswitchd forwards (Mbit/s of shaped hops) | faithful per daemon (Mbit/s) '
+             '| hosts carry without a daemon (Mbit/s) | calibration took (s) | load during the sweep |',
+             '|---|---|---|---|---|---|---|---|']
+    for row in machines['machines']:
+        calibration = row.get('calibration')
+
+        def figure(key, form='{:,.0f}'):
+            return form.format(calibration[key]) if calibration else 'not measured'
+        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            row['machine'],
+            '-' if row['sweep_highest_faithful_mbps'] is None else '%g' % row['sweep_highest_faithful_mbps'],
+            '-' if row.get('predicted_mbps') is None else '%g' % row['predicted_mbps'],
+            figure('daemon_hop_mbps'), figure('faithful_mbps_per_daemon'), figure('host_mbps'),
+            figure('took_s', '{:.1f}'), row.get('load', '-')))
+    return '\n'.join(lines)
