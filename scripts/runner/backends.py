@@ -8,10 +8,15 @@ the fabrics it starts. Backends are imported by name, only where a run
 happens, so that an experiment never imports one.
 """
 import contextlib
+import ctypes
 import importlib
+import json
 import os
+import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 
 # backend name -> its package
@@ -20,6 +25,12 @@ PACKAGES = {'emulator': 'scripts.emulator', 'sim': 'scripts.sim', 'flow': 'scrip
 DESCRIPTIONS = {'emulator': 'Mininet and Open vSwitch, the hosts\' own TCP, judged by its fidelity verdict',
                 'sim': 'ns-3 switches executing the controller\'s exported rules, hosts on ns-3\'s TCP',
                 'flow': 'a flow-level model: the controller\'s paths, max-min fair rates (the paper\'s scale)'}
+
+
+# A run in a process of its own is stopped after this long; the longest measured runs take hours
+# (k=16 at 1 Gbit/s on the simulator: 1,174 s a run on average, the scheduler's several times that).
+ISOLATED_RUN_TIMEOUT_S = 24 * 3600
+PR_SET_PDEATHSIG = 1
 
 
 class BackendError(ValueError):
@@ -64,3 +75,41 @@ def run(experiment, backend, config, run_spec, progress=None):
     record['ran_on'] = {'host': socket.gethostname(), 'pid': os.getpid(),
                         'wall_s': round(time.monotonic() - started, 2)}
     return record
+
+
+def _end_with_parent():
+    """In a run's own process: SIGTERM when the process that started it
+    dies (a Dask worker killed), so that the run tears down what it made."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def run_isolated(experiment, backend, config, run_spec):
+    """``run`` in a process of its own, as a Dask worker calls it: the
+    run's main thread is that process's (the emulator's signal handling
+    needs it), and the run ends with the worker."""
+    with tempfile.TemporaryDirectory(prefix='dcfabric-run-') as work:
+        given, record_path = os.path.join(work, 'run.json'), os.path.join(work, 'record.json')
+        with open(given, 'w') as f:
+            json.dump({'experiment': experiment, 'backend': backend, 'config': config, 'run': run_spec}, f)
+        done = subprocess.run([sys.executable, '-m', 'scripts.runner.backends', given, record_path],
+                              preexec_fn=_end_with_parent, timeout=ISOLATED_RUN_TIMEOUT_S)
+        if done.returncode != 0:
+            raise RuntimeError('run %s ended with status %d (its output above says why)'
+                               % (run_spec['id'], done.returncode))
+        with open(record_path) as f:
+            return json.load(f)
+
+
+def main(argv):
+    """python -m scripts.runner.backends RUN_JSON RECORD_JSON: the run
+    ``run_isolated`` hands over."""
+    given, record_path = argv
+    with open(given) as f:
+        task = json.load(f)
+    record = run(task['experiment'], task['backend'], task['config'], task['run'])
+    with open(record_path, 'w') as f:
+        json.dump(record, f)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])

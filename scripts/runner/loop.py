@@ -141,7 +141,7 @@ def _on_dask(address, experiment, backend, config, todo, finish, missing):
     # an emulated run takes a whole machine: it asks for the workers' one `fabric` resource
     resources = {'fabric': 1} if backend == 'emulator' else None
     with Client(address, timeout='20s') as client:
-        futures = {client.submit(backends.run, experiment, backend, config, run, pure=False,
+        futures = {client.submit(backends.run_isolated, experiment, backend, config, run, pure=False,
                                  key='dcfabric-%s-%s' % (run['id'].replace('/', '-'), uuid.uuid4().hex[:8]),
                                  resources=resources): (index, run) for index, run in todo}
         try:

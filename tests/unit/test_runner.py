@@ -8,7 +8,6 @@ import glob
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,9 +16,8 @@ import pytest
 
 from scripts.experiments import bisection, defaults, workload
 from scripts.runner import loop, records
+from tests.dask_cluster import ROOT, DaskCluster
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DASK = os.path.join(os.path.dirname(sys.executable), 'dask')
 # a small simulated Table 2: 8 runs of 6 ms at 1 Gbit/s, the dynamic scheme included
 SMALL_BISECTION = ['--backend', 'sim', '--k', '4', '--bw', '1000', '--seeds', '3', '--patterns', 'random', 'stride-4',
                    '--schemes', 'nonblocking', 'twolevel', 'ecmp', 'scheduler', '--duration', '0.004', '--omit', '0.002']
@@ -123,47 +121,6 @@ def test_resume_refuses_another_experiments_plan_and_another_backend(tmp_path):
 def test_the_emulator_takes_one_fabric_at_a_time(tmp_path):
     with pytest.raises(ValueError, match='--jobs 2: emulated runs share this machine'):
         loop.execute('bisection', 'emulator', {}, [], str(tmp_path), str, jobs=2)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-class DaskCluster:
-    """A Dask scheduler and workers started by their own command lines on
-    127.0.0.1, as docs/design.md starts them on servers; a run is tried
-    once, so a lost worker's runs fail instead of moving to another."""
-
-    def __init__(self, tmp_path, workers=2):
-        self.port = free_port()
-        self.address = 'tcp://127.0.0.1:%d' % self.port
-        env = dict(os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES='0')
-        self.log = open(tmp_path / 'dask.log', 'w')
-        self.scheduler = subprocess.Popen([DASK, 'scheduler', '--host', '127.0.0.1', '--port', str(self.port),
-                                           '--no-dashboard'], cwd=ROOT, env=env, stdout=self.log, stderr=self.log)
-        self.workers = [subprocess.Popen([DASK, 'worker', self.address, '--nworkers', '1', '--nthreads', '1',
-                                          '--no-dashboard', '--name', 'w%d' % i], cwd=ROOT, env=env,
-                                         stdout=self.log, stderr=self.log) for i in range(workers)]
-        self.wait_for(workers)
-
-    def wait_for(self, workers, timeout=60):
-        from distributed import Client
-        with Client(self.address, timeout='30s') as client:
-            client.wait_for_workers(workers, timeout=timeout)
-
-    def close(self):
-        for proc in self.workers + [self.scheduler]:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.workers + [self.scheduler]:
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-        self.log.close()
 
 
 @pytest.fixture
