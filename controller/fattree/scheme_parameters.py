@@ -32,8 +32,27 @@ DEFAULTS = {'scheme': 'twolevel', 'period': 1.0, 'link_mbps': 10.0, 'threshold':
             'rearrange': 8, 'flowlet_timeout_us': 500.0}
 
 
+# The schemes' timers, each set by DEFAULTS in the app's polling periods.
+# The rounds (the classifier's rebalancing, the scheduler's placement and
+# collection) come once per period by construction; flowlet_timeout_us is a
+# data-plane time (set by the paths' RTT), not a controller's, so no timer.
+PERIOD_TIMERS = ('gc_timeout', 'flow_idle')
+
+
 class SchemeParameterError(ValueError):
     pass
+
+
+def timers_for_period(period_s):
+    """The schemes' timers for a polling period of ``period_s`` seconds, by
+    one rule: each keeps the number of periods the app's defaults give it
+    (gc_timeout 3 periods, flow_idle 5), so a scheduler polled every 10 ms
+    frees a flow unreported for 30 ms as the app does one unreported for
+    3 s. At the app's own 1 s period they are DEFAULTS."""
+    if isinstance(period_s, bool) or not isinstance(period_s, (int, float)) or period_s <= 0:
+        raise SchemeParameterError('period must be a positive number, got %r' % (period_s,))
+    periods = period_s / DEFAULTS['period']
+    return {name: DEFAULTS[name] * periods for name in PERIOD_TIMERS}
 
 
 def refuse_simulator_only(scheme):
@@ -47,7 +66,7 @@ def scheme_config(params, simulated=False):
     """The scheme's parameters from the app's JSON params, defaults filled
     in; a clear error for an unknown scheme, a bad value, or (unless
     ``simulated``: the simulator's switches execute the rules) a scheme
-    only the simulator runs."""
+    only the simulator runs, or a flow_idle of a fraction of a second."""
     conf = {name: params.get(name, default) for name, default in DEFAULTS.items()}
     if conf['scheme'] not in SCHEME_NAMES:
         raise SchemeParameterError('unknown scheme %r; choose one of %s'
@@ -59,10 +78,11 @@ def scheme_config(params, simulated=False):
         value = conf[name]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise SchemeParameterError('%s must be a positive number, got %r' % (name, value))
-    if not isinstance(conf['flow_idle'], int) or not isinstance(conf['max_moves'], int):
-        raise SchemeParameterError('flow_idle (OVS timeouts are whole seconds) and max_moves '
-                                   'must be integers, got %r and %r'
-                                   % (conf['flow_idle'], conf['max_moves']))
+    if not simulated and not isinstance(conf['flow_idle'], int):
+        raise SchemeParameterError('flow_idle must be an integer (OVS timeouts are whole seconds), '
+                                   'got %r' % (conf['flow_idle'],))
+    if not isinstance(conf['max_moves'], int):
+        raise SchemeParameterError('max_moves must be an integer, got %r' % (conf['max_moves'],))
     if isinstance(conf['rearrange'], bool) or not isinstance(conf['rearrange'], int) \
             or conf['rearrange'] < 0:
         raise SchemeParameterError('rearrange must be a non-negative integer, got %r'

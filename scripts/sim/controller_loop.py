@@ -32,7 +32,7 @@ question of a run (``serve``): these and, when failures happen during the
 run, the routing controller's (scripts/sim/failure_reaction.py).
 """
 from controller.fattree.classifier import FlowKey
-from controller.fattree.scheme_parameters import scheme_config
+from controller.fattree.scheme_parameters import DEFAULTS as SCHEME_DEFAULTS, scheme_config, timers_for_period
 from controller.fattree.scheme_strategies import DYNAMIC_SCHEMES
 from controller.fattree.scheme_table0_rules import COOKIE_FLOW
 from scripts.sim.rules_export import rule_line, scheme_strategy
@@ -75,7 +75,8 @@ def answer_lines(changes, packet_out=False):
 
 class ControllerLoop:
     """One scheme's strategy answering one simulation. ``params`` are the
-    app's scheme parameters (scheme_parameters; the polling period among them);
+    app's scheme parameters (scheme_parameters; the polling period among them),
+    the timers not given following the period (timers_for_period);
     ``failed_links`` (pairs of switch names) are down from the start, and
     the strategy knows it, as the app's after its failure report."""
 
@@ -86,7 +87,8 @@ class ControllerLoop:
         if control_delay_s < 0:
             raise ValueError('the control delay must not be negative, got %r' % (control_delay_s,))
         self.topo, self.control_delay_s = topo, control_delay_s
-        self.conf = scheme_config(dict(params, scheme=scheme))
+        timers = timers_for_period(params.get('period', SCHEME_DEFAULTS['period']))
+        self.conf = scheme_config(dict(timers, **params, scheme=scheme), simulated=True)
         self.now = 0.0
         self.strategy, _ = scheme_strategy(topo, self.conf, lambda: self.now, failed_links, log=log)
         self.polled = [s.name for s in topo.switches if s.role in self.strategy.polled_roles]

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from scripts.emulator.bfd.policy import detection_ms, interval_for
 
 TCP_VARIANTS = ('cubic', 'dctcp')
-# The hosts' device queues: ns-3's drop-tail, of --queue packets, whose drops
-# the hosts' TCP is not told of; or fq, as Linux leaves a sender's queue:
-# never dropping, its flows served in turn (fattree_sim.cc, SenderQueue).
+# The hosts' device queues: fq (the default), as Linux leaves a sender's
+# queue: never dropping, its flows served in turn (fattree_sim.cc,
+# SenderQueue); or ns-3's drop-tail, of --queue packets, whose drops the
+# hosts' TCP is not told of.
+FQ = 'fq'
 DROP_TAIL = 'drop-tail'
-SENDER_QUEUES = (DROP_TAIL, 'fq')
+SENDER_QUEUES = (FQ, DROP_TAIL)
 
 
 def sender_queue_of(config):
@@ -40,7 +42,7 @@ class SimSettings:
     link_delay_us: float = 1.0
     ecn_threshold_packets: int = 0  # 0: no marking
     tcp: str = 'cubic'  # the emulator's hosts run CUBIC
-    sender_queue: str = DROP_TAIL
+    sender_queue: str = FQ
     # Linux's TCP_RTO_MIN, as the emulator's hosts and the paper's testbed run: with 5 ms
     # a 10 Mbit/s run's flows, whose RTT grows by 60 ms per full 50-packet queue, timed out
     # again and again (the non-blocking reference 53.6% of line rate on Stride(8)).

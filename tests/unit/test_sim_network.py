@@ -25,10 +25,10 @@ def test_settings_flows_and_failures():
     lines = scenario_lines(FatTree(4), 'r', settings, [SimFlow('h0_0_2', 'h1_0_2', 0.0005, 4, src_port=40000)],
                            [SimFailure(2, 'a0_2', 2), SimFailure(3, 'c1_1')])
     assert {'seed 7', 'link_mbps 10.0', 'queue_packets 30', 'stop_s 4.0', 'measure_from_s 1.0',
-            'tcp cubic', 'sender_queue drop-tail'} <= set(lines)
-    fq = scenario_lines(FatTree(4), 'r', SimSettings(link_mbps=10, sender_queue='fq'), [])
-    assert 'sender_queue fq' in fq
-    with pytest.raises(ValueError, match="unknown sender queue 'codel'; the simulated hosts have drop-tail, fq"):
+            'tcp cubic', 'sender_queue fq'} <= set(lines)  # fq by default
+    drop_tail = scenario_lines(FatTree(4), 'r', SimSettings(link_mbps=10, sender_queue='drop-tail'), [])
+    assert 'sender_queue drop-tail' in drop_tail
+    with pytest.raises(ValueError, match="unknown sender queue 'codel'; the simulated hosts have fq, drop-tail"):
         scenario_lines(FatTree(4), 'r', SimSettings(link_mbps=10, sender_queue='codel'), [])
     assert keyed(lines, 'flow') == [['0', 'h0_0_2', 'h1_0_2', '0.0005', '4.0', '0', '40000']]
     assert keyed(lines, 'fail_link') == [['2.0', 'a0_2', '2']]
