@@ -736,6 +736,8 @@ void Run(const Scenario& sc, std::ostream& out) {
   }
   InternetStackHelper stack;
   stack.Install(host_nodes);
+  for (auto it = host_nodes.Begin(); it != host_nodes.End(); ++it)
+    (*it)->AggregateObject(CreateObject<dcfabric::HostTcpSocketFactory>());
 
   auto node_of = [&](const std::string& name) {
     auto it = nodes.find(name);
@@ -804,7 +806,7 @@ void Run(const Scenario& sc, std::ostream& out) {
                       flows_done++;
                     }
                   }));
-    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(host_ip[f.dst], port));
+    BulkSendHelper bulk("dcfabric::HostTcpSocketFactory", InetSocketAddress(host_ip[f.dst], port));
     bulk.SetAttribute("MaxBytes", UintegerValue(f.bytes));
     bulk.SetAttribute("SendSize", UintegerValue(1448));
     if (f.src_port)

@@ -35,6 +35,68 @@ inline void ConfigureHostTcp(double min_rto_us, uint32_t buffer_bytes) {
   Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(buffer_bytes));
 }
 
+// A sender's TCP socket: ns-3's, but for one state its own assertion
+// rejects. ns-3 counts duplicate ACKs in CWR (its ECN response, which DCTCP
+// enters on every ECE) and keeps the count when an ACK past the recovery
+// point ends CWR; if that ACK also SACKs new data (a packet reordered or
+// lost in the window) it counts as a duplicate ACK in OPEN, the count
+// reaches 2, and NS_ASSERT "From OPEN->DISORDER but with 2 dup ACKs" stops
+// the run. Its own exit from recovery to OPEN resets the count; this resets
+// it on the exit from CWR as well.
+class HostTcpSocket : public ns3::TcpSocketBase {
+ public:
+  static ns3::TypeId GetTypeId() {
+    static ns3::TypeId tid = ns3::TypeId("dcfabric::HostTcpSocket")
+                                 .SetParent<ns3::TcpSocketBase>()
+                                 .SetGroupName("Internet")
+                                 .AddConstructor<HostTcpSocket>();
+    return tid;
+  }
+  HostTcpSocket() = default;
+  HostTcpSocket(const HostTcpSocket&) = default;
+
+ protected:
+  ns3::Ptr<ns3::TcpSocketBase> Fork() override { return ns3::CopyObject<HostTcpSocket>(this); }
+  void ReceivedAck(ns3::Ptr<ns3::Packet> packet, const ns3::TcpHeader& header) override {
+    if (m_tcb->m_congState == ns3::TcpSocketState::CA_CWR && header.GetAckNumber() > m_recover)
+      m_dupAckCount = 0;
+    ns3::TcpSocketBase::ReceivedAck(packet, header);
+  }
+};
+
+// The socket factory a host's applications name to get HostTcpSocket
+// (aggregate one to each host node): ns-3's TcpL4Protocol::CreateSocket
+// with the node's own congestion control, recovery and RTT estimator types.
+class HostTcpSocketFactory : public ns3::SocketFactory {
+ public:
+  static ns3::TypeId GetTypeId() {
+    static ns3::TypeId tid = ns3::TypeId("dcfabric::HostTcpSocketFactory")
+                                 .SetParent<ns3::SocketFactory>()
+                                 .SetGroupName("Internet");
+    return tid;
+  }
+  ns3::Ptr<ns3::Socket> CreateSocket() override {
+    using namespace ns3;
+    Ptr<TcpL4Protocol> tcp = GetObject<TcpL4Protocol>();
+    TypeIdValue congestion, recovery, rtt;
+    tcp->GetAttribute("SocketType", congestion);
+    tcp->GetAttribute("RecoveryType", recovery);
+    tcp->GetAttribute("RttEstimatorType", rtt);
+    ObjectFactory make;
+    Ptr<HostTcpSocket> socket = CreateObject<HostTcpSocket>();
+    socket->SetNode(GetObject<Node>());
+    socket->SetTcp(tcp);
+    make.SetTypeId(rtt.Get());
+    socket->SetRtt(make.Create<RttEstimator>());
+    make.SetTypeId(congestion.Get());
+    socket->SetCongestionControlAlgorithm(make.Create<TcpCongestionOps>());
+    make.SetTypeId(recovery.Get());
+    socket->SetRecoveryAlgorithm(make.Create<TcpRecoveryOps>());
+    tcp->AddSocket(socket);
+    return socket;
+  }
+};
+
 // Each line of a scenario file but blanks and # comments, as its key and a
 // stream of the values after it: ``read(key, values)`` stores them and says
 // whether they parsed (false: the line is named in the error); it throws for
