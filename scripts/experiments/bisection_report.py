@@ -129,8 +129,8 @@ def summarize(runs, config):
 
 def backend_cell(summary, pattern, config):
     """The backend's column: the emulator's verdict (``fidelity_cell``);
-    a simulated run has none."""
-    return 'simulated' if backend(config) == 'sim' else fidelity_cell(summary, pattern)
+    a simulated or modelled run has none."""
+    return {'sim': 'simulated', 'flow': 'flow model'}.get(backend(config)) or fidelity_cell(summary, pattern)
 
 
 def fidelity_cell(summary, pattern):
@@ -183,6 +183,8 @@ def format_table(summary, config):
                      + backend_cell(summary, pattern, config))
     if backend(config) == 'sim':
         lines.append(sim_line(config))
+    elif backend(config) == 'flow':
+        lines.append(FLOW_LINE % config['period_s'])
     else:
         lines.append('emulator: "faithful" when every run kept the fidelity verdict (scripts/emulator/fidelity.py); '
                      'limited runs are left out of the means, and a cell of only limited runs is marked !')
@@ -198,6 +200,10 @@ def machine_line(runs):
     return ('The machine during the %d runs (each run\'s sample, `results.json`): load average (1 min) %s, '
             'CPU busy %s, ovs-vswitchd %s of a core.' % (len(runs), span('loadavg_1m'), span('cpu_busy_pct', '%'),
                                                          span('ovs_vswitchd_cpu_pct', '%')))
+
+
+FLOW_LINE = ('Flow-level model (scripts/flow): max-min fair rates over the paths of the controller\'s own rules, '
+             'the dynamic schemes polled every %g s; no TCP, queues or losses.')
 
 
 def sim_line(config):
@@ -220,6 +226,8 @@ def backend_lines(config, runs):
     simulator's settings."""
     if backend(config) == 'sim':
         return [sim_line(config)]
+    if backend(config) == 'flow':
+        return [FLOW_LINE % config['period_s']]
     return [machine_line(runs),
             'Emulator: "faithful" when every run of the pattern kept the fidelity verdict '
             '(scripts/emulator/fidelity.py); runs it limited are left out of the means, and a cell of only '

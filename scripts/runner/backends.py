@@ -66,12 +66,14 @@ def prefixed(run_id):
 
 
 def run(experiment, backend, config, run_spec, progress=None):
-    """One run's record: what the backend measured, then ``ran_on``: the
-    machine and process it ran in and its wall time. Only ``ran_on``
+    """One run's record: the run's plan entry, what the backend measured,
+    then ``ran_on``: the machine and process it ran in and its wall time. Only ``ran_on``
     differs between two executions of the same run on a deterministic
     backend."""
     started = time.monotonic()
-    record = module(experiment, backend).run_one(config, run_spec, progress or prefixed(run_spec['id']))
+    measured = module(experiment, backend).run_one(config, run_spec, progress or prefixed(run_spec['id']))
+    # the run's identity (its plan entry but the flows, which the record gives as measured), then what it measured
+    record = dict({key: value for key, value in run_spec.items() if key != 'flows'}, **measured)
     record['ran_on'] = {'host': socket.gethostname(), 'pid': os.getpid(),
                         'wall_s': round(time.monotonic() - started, 2)}
     return record
