@@ -279,10 +279,10 @@ EXPERIMENTS = {
         'fabric': ('scripts.p4.bmv2_fabric', 'the P4 programs on bmv2 switches in Mininet'),
     },
     'measure': {
-        'startup': ('scripts.fattree.measure', 'fat-tree start-up, readiness, teardown, failure detection, '
+        'startup': ('scripts.emulator.benchmarks.startup', 'fat-tree start-up, readiness, teardown, failure detection, '
                                                'model timing'),
-        'startup-report': ('scripts.fattree.startup_report', 'the start-up table from its JSON'),
-        'cluster': ('scripts.cluster.measure', "throughput and start-up on this machine's OVS, private "
+        'startup-report': ('scripts.emulator.benchmarks.startup_report', 'the start-up table from its JSON'),
+        'cluster': ('scripts.emulator.benchmarks.cluster', "throughput and start-up on this machine's OVS, private "
                                                'daemons and container servers'),
         'rate-sweep': ('scripts.emulator.benchmarks.rate_sweep', 'the highest link rate the emulator carries faithfully '
                                                      '(non-blocking and two-level, every pattern)'),
@@ -310,7 +310,7 @@ EXPERIMENTS = {
         'ovs-port-cost': ('scripts.emulator.benchmarks.ovs_port_cost', 'what one ovs-vswitchd takes to add and remove ports'),
         'sim-speed': ('scripts.sim.benchmarks.speed', "the packet-level simulator's events per CPU second and CPU time "
                                                      'per simulated second, k=4-16 at 1 and 10 Gbit/s'),
-        'view-cost': ('scripts.fattree.view_cost', 'what the live view and the metrics cost the controller'),
+        'view-cost': ('scripts.emulator.benchmarks.view_cost', 'what the live view and the metrics cost the controller'),
     },
 }
 

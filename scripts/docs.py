@@ -66,8 +66,8 @@ def _rows(lines):
 EXPERIMENT_TABLES = {
     'ovs-port-cost': ('results/fattree/ovs_port_cost.json', 'scripts.emulator.benchmarks.ovs_port_cost', 'markdown'),
     'bfd-defaults': ('results/fattree/bfd_defaults.json', 'scripts.fattree.bfd_defaults_report', 'markdown'),
-    'cluster': ('results/cluster/measure.json', 'scripts.cluster.measure_report', 'markdown'),
-    'emulator-throughput': ('results/cluster/measure.json', 'scripts.cluster.measure_report', 'throughput_markdown'),
+    'cluster': ('results/cluster/measure.json', 'scripts.emulator.benchmarks.cluster_report', 'markdown'),
+    'emulator-throughput': ('results/cluster/measure.json', 'scripts.emulator.benchmarks.cluster_report', 'throughput_markdown'),
     'rate-sweep': ('results/rate_sweep/rate_sweep.json', 'scripts.emulator.benchmarks.rate_sweep_report', 'markdown'),
     'rate-sweep-amd-epyc': ('results/rate_sweep/amd-epyc-2-cores/rate_sweep.json',
                             'scripts.emulator.benchmarks.rate_sweep_report', 'markdown'),
@@ -116,7 +116,7 @@ def _num(value, form='%.1f'):
 
 @table('fattree-startup')
 def fattree_startup(root):
-    from scripts.fattree.startup_report import markdown
+    from scripts.emulator.benchmarks.startup_report import markdown
     return markdown(_load(root, 'results/fattree/startup.json'))
 
 

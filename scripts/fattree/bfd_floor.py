@@ -19,7 +19,7 @@ changes the controller received (``port_live_changes_total`` in /metrics),
 with ovs-vswitchd's and the machine's CPU and the bridges ovs-vswitchd
 serves (other fabrics' too). Then --detections silent failures of a0_2-c1_1,
 each SETTLE_S after the last recovery, timed until the controller holds the
-link failed (scripts.fattree.measure).
+link failed (scripts.emulator.benchmarks.startup).
 
     python -m scripts.fattree.bfd_floor [--intervals 100 70 50 30 20] [--seconds 30]
         [--links unshaped shaped] [--bw 10] [--detections 3] [--seed 1] [--out results/fattree]
@@ -101,7 +101,7 @@ def window(fabric, topo, name, seconds, pairs, progress):
 def measure(interval, bw, seconds, detections, seed, progress):
     from controller.fattree import APP, READY_PATH
     from scripts.emulator.fabric import Fabric
-    from scripts.fattree.measure import silent_failure_detection
+    from scripts.emulator.benchmarks.startup import silent_failure_detection
     from scripts.experiments.patterns import seeded
     from scripts.emulator.ports import free_port
     topo = FatTree(K)

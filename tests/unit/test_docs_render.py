@@ -182,7 +182,7 @@ def test_rendering_imports_no_ryu_eventlet_or_mininet():
 
 
 def test_a_cluster_configuration_whose_every_run_failed_is_a_row_of_dashes():
-    from scripts.cluster.measure_report import emulator_cell, markdown
+    from scripts.emulator.benchmarks.cluster_report import emulator_cell, markdown
     rows = json.loads(read('results/cluster/measure.json'))
     failed = dict(rows[0], failed_runs=['run 2: not all pairs reachable'])
     del failed['aggregate_mbps']  # every run of a configuration failed

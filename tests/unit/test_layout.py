@@ -42,7 +42,7 @@ def module_names(package):
 # Pure logic that lives beside the experiments that use it.
 PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scripts.experiments.patterns',
                 'scripts.fattree.outages_report', 'scripts.fattree.bfd_floor_report',
-                'scripts.fattree.bfd_defaults_report', 'scripts.cluster.measure_report',
+                'scripts.fattree.bfd_defaults_report', 'scripts.emulator.benchmarks.cluster_report',
                 'scripts.emulator.benchmarks.rate_sweep_report', 'scripts.docs',
                 'scripts.kevin.workload', 'scripts.kevin.emulation_stats', 'scripts.experiments.workload_report',
                 'scripts.fattree.installed_check', 'scripts.fattree.fault_campaign_report',

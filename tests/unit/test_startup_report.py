@@ -1,5 +1,5 @@
 """The README's start-up table is the measurement's JSON, row for row."""
-from scripts.fattree.startup_report import markdown
+from scripts.emulator.benchmarks.startup_report import markdown
 
 ROW = {'k': 16, 'ovs_instances': 4, 'bfd_interval_ms': 2050, 'up_s': 54.04, 'ready_s': 70.0,
        'start_to_all_pairs_s': 40.26, 'pairs_checked': 1000, 'pairs_sampled': True, 'pair_seed': 1,

@@ -1,6 +1,6 @@
-"""The README's start-up table from scripts/fattree/measure.py's output.
+"""The README's start-up table from scripts/emulator/benchmarks/startup.py's output.
 
-    python -m scripts.fattree.startup_report [--out results/fattree]
+    python -m scripts.emulator.benchmarks.startup_report [--out results/fattree]
 
 Reads startup.json and prints it as Markdown (times in seconds)."""
 import argparse

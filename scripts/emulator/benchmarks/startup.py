@@ -5,7 +5,7 @@ during start, silent-failure detection, rules per switch, and the same
 topology in bare Mininet (no controller, Mininet's own start and stop) for
 comparison; plus the controller's table computation alone for larger k.
 
-    python -m scripts.fattree.measure [--k 4 8 16] [--sample 1000] [--model-k 16 48]
+    python -m scripts.emulator.benchmarks.startup [--k 4 8 16] [--sample 1000] [--model-k 16 48]
         [--no-bare | --bare-max-k K] [--out results/fattree]
 
 Above ``--sample-above`` (k=8) the reachability check pings ``--sample``

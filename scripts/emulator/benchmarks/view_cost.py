@@ -3,7 +3,7 @@ fat-tree: controller CPU while idle, start-to-all-pairs time, and the time
 to answer /view/state and /metrics, with the counter polls off, on, and on
 with a headless browser showing the page.
 
-    python -m scripts.fattree.view_cost [--k 8] [--window 30] [--out results/view_cost]
+    python -m scripts.emulator.benchmarks.view_cost [--k 8] [--window 30] [--out results/view_cost]
 
 Prints a table and writes view_cost_kK.json and .csv under --out.
 """

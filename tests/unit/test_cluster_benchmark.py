@@ -1,12 +1,12 @@
-"""scripts/cluster/measure.py: rows of one configuration per command are
+"""scripts/emulator/benchmarks/cluster.py: rows of one configuration per command are
 merged into the results; arguments are checked; the emulator's verdicts
 on repeated runs are counted in the row and its table cell."""
 import argparse
 
 import pytest
 
-from scripts.cluster.measure import LOCAL, combined, config_arg, judged, merged, servers_arg
-from scripts.cluster.measure_report import emulator_cell, markdown, throughput_markdown
+from scripts.emulator.benchmarks.cluster import LOCAL, combined, config_arg, judged, merged, servers_arg
+from scripts.emulator.benchmarks.cluster_report import emulator_cell, markdown, throughput_markdown
 from scripts.emulator.fidelity import verdict
 
 
@@ -107,7 +107,7 @@ def test_rows_recorded_before_the_verdict_are_not_judged_in_both_tables():
 
 
 def test_local_rows_run_on_the_daemon_policys_choice_unless_asked(capsys):
-    from scripts.cluster.measure import daemons_of
+    from scripts.emulator.benchmarks.cluster import daemons_of
     assert daemons_of(4, None) == 1  # unshaped k=4: one daemon holds its 80 switch ports
     assert daemons_of(16, None) == 4  # 3,072 ports at 1,280 a daemon
     assert daemons_of(4, 3) == 3

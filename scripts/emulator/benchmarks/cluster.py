@@ -10,9 +10,9 @@ and BFD detection of a silent failure of a tunnel. ``--ovs-config`` sets Open_vS
 other_config on the container servers before their ovs-vswitchd starts
 (e.g. userspace-tso-enable=true, read only at start).
 
-    python -m scripts.cluster.measure --k 4 --servers local 1 2 3 [--tunnel vxlan]
+    python -m scripts.emulator.benchmarks.cluster --k 4 --servers local 1 2 3 [--tunnel vxlan]
         [--ovs-config KEY=VALUE ...] [--out results/cluster]
-    python -m scripts.cluster.measure --markdown [--out results/cluster]
+    python -m scripts.emulator.benchmarks.cluster --markdown [--out results/cluster]
 
 Run as root, nothing else emulating. Each configuration runs ``--reps``
 times (the same permutation; the row holds the medians, measure.json also
@@ -29,7 +29,7 @@ import subprocess
 import time
 
 from scripts.argtypes import positive
-from scripts.cluster.measure_report import LOCAL, markdown, throughput_markdown
+from scripts.emulator.benchmarks.cluster_report import LOCAL, markdown, throughput_markdown
 from controller.fattree import APP, READY_PATH
 from scripts.emulator import faults, traffic
 from scripts.emulator.bfd import policy as bfd_policy, sessions as bfd_sessions
