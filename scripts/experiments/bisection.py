@@ -82,15 +82,22 @@ def add_ovs_instances_argument(p):
                         'start; 1: the machine\'s own)')
 
 
-def add_arguments(p):
-    p.add_argument('--k', type=fattree_k, default=4, help='fat-tree arity (even; default 4, as the paper)')
+def add_link_arguments(p, emulator_rate):
+    """--bw (its emulator default as ``emulator_rate`` says), --queue and
+    --ovs-instances: the links and switches an experiment runs on."""
     p.add_argument('--bw', type=positive(float), default=None,
-                   help='link rate in Mbit/s, host and switch links (default: on the emulator the highest rate '
-                        'this machine\'s calibration predicts faithful for the schemes and patterns, `dcfabric '
-                        'calibrate`; on the simulated backends %g, the docs\' datacenter-rate table)' % SIMULATED_MBPS)
+                   help='link rate in Mbit/s, host and switch links (default: on the emulator %s; on the simulated '
+                        'backends %g, the docs\' datacenter-rate table); a simulated run\'s time settings follow it'
+                        % (emulator_rate, SIMULATED_MBPS))
     p.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS,
                    help='packets each shaped link may queue (default %d)' % QUEUE_PACKETS)
     add_ovs_instances_argument(p)
+
+
+def add_arguments(p):
+    p.add_argument('--k', type=fattree_k, default=4, help='fat-tree arity (even; default 4, as the paper)')
+    add_link_arguments(p, 'the highest rate this machine\'s calibration predicts faithful for the schemes and '
+                          'patterns, `dcfabric calibrate`')
     p.add_argument('--duration', type=seconds(), default=None,
                    help='measured seconds per run (default: the emulator\'s %d, whole seconds; on a simulated '
                         'backend %d polling periods, e.g. 0.1 at 1 Gbit/s)'

@@ -52,7 +52,7 @@ from scripts.emulator.command import command_main
 from scripts.emulator.flowgen import FlowgenError
 from scripts.experiments import defaults
 from scripts.experiments.bisection import (
-    DEFAULT_SCHEMES, SCHEMES, SIMULATED_MBPS, add_ovs_instances_argument, calibrated, emulator_rate)
+    DEFAULT_SCHEMES, SCHEMES, SIMULATED_MBPS, add_link_arguments, calibrated, emulator_rate)
 from scripts.experiments.patterns import WORKLOAD_PATTERNS
 from scripts.results import machine
 from scripts.runner import backends, options as runner_options
@@ -62,7 +62,6 @@ from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
 from topologies.fattree import FatTree
 
 EXPERIMENT = 'workload'
-QUEUE_PACKETS = 50
 
 
 def load_fraction(text):
@@ -100,13 +99,8 @@ def add_arguments(p):
     add_seed_options(p, reps=1, seed_base=1, per='draw of the flows')
     p.add_argument('--fail', type=fail_link, nargs='+', default=[], metavar='LINK',
                    help='fat-tree switch links to fail (carrier down) for the whole run, e.g. a0_2-c1_1')
-    p.add_argument('--bw', type=positive(float), default=None,
-                   help='link rate in Mbit/s, host and switch links (default: on the emulator the bisection\'s '
-                        'calibrated rate over the highest --load, a workload below full load leaving the emulator '
-                        'room; on the simulator %g); a simulated run\'s time settings follow it' % SIMULATED_MBPS)
-    p.add_argument('--queue', type=positive(int), default=QUEUE_PACKETS,
-                   help='packets each shaped link may queue (default %d)' % QUEUE_PACKETS)
-    add_ovs_instances_argument(p)
+    add_link_arguments(p, 'the bisection\'s calibrated rate over the highest --load, a workload below full load '
+                          'leaving the emulator room')
     p.add_argument('--drain', type=positive(float),
                    help='seconds after the last arrival to wait for flows to end (default: twice what '
                         'the largest flow drawn takes alone, plus 10 s, at most 300)')
