@@ -114,7 +114,14 @@ class FlowScheduler:
         self.rejected = {}  # flow -> time of the last report that found no path
         self.previous = {}  # flow -> its Placement before the last notify moved it
         self._orders = {}  # flow -> its search order (computed once per flow)
+        self._order_runs = {}  # flow -> its search order as runs (_runs)
         self._core_ports = {}  # (core, pod) -> its port there: candidates ask it (k/2)^2 times a flow
+        # The search is a function of the reservations and the down links
+        # alone: a flow whose search failed fails again until they change
+        # (a rejected flow is reported every period, and a failing
+        # rearrangement searches thousands of nodes).
+        self._version = 0  # bumped whenever reservations or down links change
+        self._failed_at = {}  # flow -> _version when its search last failed
 
     # -- paths ----------------------------------------------------------
 
@@ -192,15 +199,20 @@ class FlowScheduler:
             del self.reserved[link]
         return placement
 
-    def _ruled_out(self, links, budget, settled):
-        """Whether ``links`` alone (some of a candidate's) already rule the
-        candidate out of a chain step: one is down, or their holders are
-        more than ``budget`` or include a ``settled`` flow."""
-        reserved, down = self.reserved, self.down
-        if down and any(link in down for link in links):
-            return True
-        holders = {reserved[link] for link in links if link in reserved}
-        return len(holders) > budget or not settled.isdisjoint(holders)
+    def _runs(self, flow):
+        """The search order as runs of consecutive candidates through the
+        same lower switch, which share their first and last links:
+        [((first, last), [(the other links, candidate)...])...]."""
+        runs = self._order_runs.get(flow)
+        if runs is None:
+            runs = self._order_runs[flow] = []
+            for candidate in self.search_order(flow):
+                links = candidate[1]
+                ends = (links[0], links[-1])
+                if not runs or runs[-1][0] != ends:
+                    runs.append((ends, []))
+                runs[-1][1].append((links[1:-1], candidate))
+        return runs
 
     def _chain(self, pending, budget, settled, visits, original):
         """Place every flow of ``pending`` (the first on a path whose holders
@@ -215,28 +227,32 @@ class FlowScheduler:
         if visits[0] > SEARCH_NODE_LIMIT:
             return False
         flow, rest = pending[0], pending[1:]
-        # Candidates through one lower switch share their first and last
-        # links: when those alone rule a candidate out they rule out the
-        # whole group, checked once (a failed step below undoes itself, so
-        # the answer holds for the whole loop).
-        ends_ruled_out = {}
-        for via, links, ports in self.search_order(flow):
-            ends = (links[0], links[-1])
-            excluded = ends_ruled_out.get(ends)
-            if excluded is None:
-                excluded = ends_ruled_out[ends] = self._ruled_out(ends, budget, settled)
-            if excluded or self._ruled_out(links, budget, settled):
+        reserved, down = self.reserved, self.down
+        # A run's shared links are judged once: what rules them out rules
+        # out the whole run (a failed step below undoes itself, so their
+        # holders stay the same through the loop).
+        for ends, members in self._runs(flow):
+            if down and (ends[0] in down or ends[1] in down):
                 continue
-            holders = sorted({self.reserved[link] for link in links if link in self.reserved})
-            displaced = [self._release(holder) for holder in holders]
-            for placement in displaced:
-                original.setdefault(placement.flow, placement)
-            self._reserve(Placement(flow, via, links, ports))
-            if self._chain(holders + rest, budget - len(holders), settled | {flow}, visits, original):
-                return True
-            self._release(flow)
-            for placement in displaced:
-                self._reserve(placement)
+            end_holders = {reserved[link] for link in ends if link in reserved}
+            if len(end_holders) > budget or not settled.isdisjoint(end_holders):
+                continue
+            for middle, (via, links, ports) in members:
+                if down and any(link in down for link in middle):
+                    continue
+                holders = end_holders.union([reserved[link] for link in middle if link in reserved])
+                if len(holders) > budget or not settled.isdisjoint(holders):
+                    continue
+                holders = sorted(holders)
+                displaced = [self._release(holder) for holder in holders]
+                for placement in displaced:
+                    original.setdefault(placement.flow, placement)
+                self._reserve(Placement(flow, via, links, ports))
+                if self._chain(holders + rest, budget - len(holders), settled | {flow}, visits, original):
+                    return True
+                self._release(flow)
+                for placement in displaced:
+                    self._reserve(placement)
         return False
 
     def _rearrange(self, flow):
@@ -265,12 +281,18 @@ class FlowScheduler:
         self.previous = {}
         if flow in self.placements or not self.search_order(flow):
             return []
+        if self._failed_at.get(flow) == self._version:
+            self.rejected[flow] = now
+            return []
         placement = self._place(flow)
         changes = [placement] if placement is not None else self._rearrange(flow)
         if changes:
             self.rejected.pop(flow, None)
+            self._failed_at.pop(flow, None)
+            self._version += 1
         else:
             self.rejected[flow] = now
+            self._failed_at[flow] = self._version
         return changes
 
     def collect(self):
@@ -283,8 +305,12 @@ class FlowScheduler:
             del self.last_seen[flow]
             self.rejected.pop(flow, None)
             self._orders.pop(flow, None)
+            self._order_runs.pop(flow, None)
+            self._failed_at.pop(flow, None)
             if flow in self.placements:
                 released.append(self._release(flow))
+        if released:
+            self._version += 1
         return released
 
     # -- link state from outside (failure handling) ---------------------
@@ -300,6 +326,7 @@ class FlowScheduler:
         the Changes, in flow order."""
         failed = self._directed(a, b)
         self.down |= failed
+        self._version += 1
         hit = sorted(f for f, p in self.placements.items() if failed & set(p.links))
         for flow in hit:
             self._release(flow)
@@ -308,6 +335,7 @@ class FlowScheduler:
     def link_up(self, a, b):
         """The link a-b is usable again (new placements may use it)."""
         self.down -= self._directed(a, b)
+        self._version += 1
 
     def state(self):
         return {

@@ -63,7 +63,7 @@ def _advance(fabric, measured, until):
 def simulate(topo, scheme, named, config, seed):
     """(per-flow Mbit/s, the simulation's record) of ``named`` (host pairs of ``topo``)."""
     omit, stop = config['omit'], config['omit'] + config['duration']
-    params = dict({'link_mbps': config['bw']}, **scheme_params_of(config))
+    params = dict({'link_mbps': config['bw']}, **scheme_params_of(config), **config.get('scheme_params', {}))
     control_delay_s = config.get('control_delay_ms', CONTROL_DELAY_S * 1e3) / 1e3
     wall, cpu = time.monotonic(), time.process_time()
     controller = ControllerLoop(topo, scheme, params, control_delay_s) if scheme in DYNAMIC_SCHEMES else None
@@ -92,7 +92,8 @@ def simulate(topo, scheme, named, config, seed):
 
 def run_one(config, run, progress):
     """One run's record: ``config`` has k, bw (Mbit/s), duration and omit
-    (s), optionally period_s and control_delay_ms; ``run`` has scheme,
+    (s), optionally period_s, control_delay_ms and scheme_params (the
+    app's scheme parameters, scheme_parameters); ``run`` has scheme,
     pattern, seed, rep and flows ([[src, dst], ...] fat-tree host names)."""
     scheme = run['scheme']
     if scheme in REFUSED:

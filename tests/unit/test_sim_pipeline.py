@@ -4,25 +4,26 @@ failure, under failures the controller has routed around, and under
 failures only the switches' groups have seen yet (BFD and fast failover,
 the tables still the failure-free ones), for the static schemes. The C++
 path (through the export file) must equal the path read from the
-controller's own rule values by controller.openflow.lookup, hop by hop
-over the model's cabling, with select groups hashed as OVS does
-(scripts.sim.ovs_select, written a second time, in Python, from OVS's
-source) and the same entries counted."""
+controller's own rule values by the flow-level backend's walk
+(scripts.flow.pipeline_walk, whose lookup equals controller.openflow.lookup's
+linear scan: tests/unit/test_flow_paths.py), hop by hop over the model's
+cabling, with select groups hashed as OVS does (scripts.sim.ovs_select,
+written a second time, in Python, from OVS's source) and the same entries
+counted."""
 import itertools
 import subprocess
 
 import pytest
 
 from controller.fattree.failover import expand_failures
-from controller.openflow.lookup import pipeline, rules_hit
 from scripts.fattree.installed_check import port_is_live
+from scripts.flow.pipeline_walk import compiled_switches, trace_packet
 from scripts.letflow.ns3.build import BuildError
 from scripts.sim import rules_export
 from scripts.sim.ns3 import build
-from scripts.sim.ovs_select import ovs_symmetric_l3l4_hash, select_bucket
+from scripts.sim.ovs_select import ovs_symmetric_l3l4_hash
 from topologies.addressing import ip_to_int
 from topologies.fattree import FatTree
-from topologies.model import model_port
 from topologies.nonblocking import NonBlocking
 
 BYTES = 1500
@@ -37,62 +38,14 @@ def path_trace():
         pytest.fail(str(error))
 
 
-def _bucket(group, flow, live):
-    alive = [watch is None or live(model_port(watch)) for watch, _ in group.buckets]
-    if group.kind == 'fast_failover':
-        index = next((i for i, up in enumerate(alive) if up), None)
-    else:
-        index = select_bucket(len(group.buckets), *flow, live=alive.__getitem__)
-    return None if index is None else group.buckets[index][1]
-
-
-def reference_trace(topo, state, live, failed_switches, src, dst, proto, sport, dport, counts):
-    """What path_trace prints for one trace, from the rules as data."""
-    src_ip, dst_ip = ip_to_int(topo.node(src).ip), ip_to_int(topo.node(dst).ip)
-    l4 = {6: 'tcp', 17: 'udp'}.get(proto)
-    node, port = topo.host_attachment(src)
-    hops, ttl = [], 64
-    for _ in range(64):
-        if topo.nodes[node].is_host:
-            return hops, node
-        if node in failed_switches:
-            return hops, 'drop@' + node
-        packet = {'eth_type': 0x800, 'ipv4_src': src_ip, 'ipv4_dst': dst_ip, 'ip_proto': proto,
-                  'in_port': port + 1, 'metadata': 0}
-        if l4:
-            packet.update({l4 + '_src': sport, l4 + '_dst': dport})
-        rules, tables, groups = state[node]
-        out, dec_ttl, to_controller = None, False, False
-        actions = []
-        for rule in rules_hit(tables, packet):
-            if rule is None:
-                break
-            key = (node, rules[id(rule)])
-            counts[key] = counts.get(key, 0) + 1
-            actions += rule.actions
-        switch_live = lambda p, node=node: live(node, p)  # noqa: E731
-        while actions:
-            action = actions.pop(0)
-            if action[0] == 'output':
-                out = model_port(action[1])
-            elif action[0] == 'group':
-                bucket = _bucket(groups[action[1]], (src_ip, dst_ip, proto, sport, dport), switch_live)
-                actions = list(bucket or ()) + actions
-            elif action[0] == 'dec_ttl':
-                dec_ttl = True
-            elif action[0] == 'controller':
-                to_controller = True
-        if out is None:
-            return hops, ('controller@' if to_controller else 'drop@') + node
-        if dec_ttl:
-            ttl -= 1
-            if ttl == 0:
-                return hops, 'ttl@' + node
-        hops.append('%s:%d' % (node, out))
-        if not live(node, out):
-            return hops, 'dead@' + node
-        node, port = topo.peer(node, out)
-    return hops, 'loop'
+def reference_trace(topo, switches, indexes, live, failed_switches, src, dst, proto, sport, dport, counts):
+    """What path_trace prints for one trace (its hops and end), from the
+    rules as data; ``counts`` gains the entries met, by (switch, index)."""
+    trace = trace_packet(topo, switches, src, dst, proto, sport, dport, live, failed_switches)
+    for node, rule in trace.rules:
+        key = (node, indexes[node][id(rule)])
+        counts[key] = counts.get(key, 0) + 1
+    return ['%s:%d' % hop for hop in trace.hops], trace.end
 
 
 def flows_of(topo, per_pair):
@@ -122,13 +75,11 @@ def compare(path_trace, tmp_path, topo, scheme, flows, computed_for=((), ()), de
 
     def live(switch, port):
         return port_is_live(topo, switch, port, failed, dead_switches)
-    state = {}
-    for name, s in export.items():
-        state[name] = ({id(r): i for i, r in enumerate(s['rules'])}, pipeline(s['rules']),
-                       {g.group_id: g for g in s['groups']})
+    switches = compiled_switches(export)
+    indexes = {name: {id(r): i for i, r in enumerate(s['rules'])} for name, s in export.items()}
     counts, ends = {}, {}
     for flow, line in zip(flows, traced):
-        hops, end = reference_trace(topo, state, live, dead_switches, *flow, counts)
+        hops, end = reference_trace(topo, switches, indexes, live, dead_switches, *flow, counts)
         assert line == '%s %s %d %d %d:%s -> %s' % (flow + (''.join(' ' + h for h in hops), end))
         kind = end.split('@')[0] if '@' in end else 'delivered'
         ends[kind] = ends.get(kind, 0) + 1
