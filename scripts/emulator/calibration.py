@@ -182,10 +182,11 @@ def default_link_mbps(calibration, topo, schemes, patterns, cores=None):
         above = (rate, why)
         rate = nice_rate_at_most(rate * 0.99)
     if rate is None or rate < FLOOR_MBPS:
+        _, at_floor = predicted_faithful(calibration, topo, schemes, patterns, FLOOR_MBPS, cores)
         raise TooSmallToEmulate(
             '%s: this machine (%s) emulates it faithfully only below %g Mbit/s per link (%s). Run it on the '
             'packet simulator instead (--backend sim), or choose a rate with --bw and read each run\'s '
-            'fidelity verdict' % (topo.name, calibration.key, FLOOR_MBPS, above[1] if above else 'no rate'))
+            'fidelity verdict' % (topo.name, calibration.key, FLOOR_MBPS, at_floor))
     reason = 'the highest rate predicted faithful by this machine\'s calibration: ' + why
     if above:
         reason += '; at %g Mbit/s %s' % above

@@ -72,6 +72,7 @@ def test_a_fabric_too_large_for_the_machine_names_the_simulator():
         calibration.default_link_mbps(XEON, FatTree(8), ALL_SCHEMES, TABLE_2, cores=2)
     assert isinstance(error.value, ValueError)
     assert '--backend sim' in str(error.value) and 'below 2 Mbit/s' in str(error.value)
+    assert '128 hosts x 2 Mbit/s x 5.0 switch hops (the longest path) = 1,280' in str(error.value)
     assert 'Intel(R) Xeon(R) CPU @ 2.20GHz, 2 cores, Open vSwitch 3.1.0' in str(error.value)
 
 
