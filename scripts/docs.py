@@ -33,6 +33,7 @@ import sys
 
 from scripts.emulator.bfd import policy as bfd_policy
 from scripts.fattree import fault_campaign_report
+from scripts.runner.records import STUDIES_DIR, load_results, load_study
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 START = re.compile(r'<!-- table: ([a-z0-9-]+) -->')
@@ -83,15 +84,16 @@ EXPERIMENT_TABLES = {
     'start-up-program': ('results/fattree/recompute_benchmark.json', 'scripts.fattree.recompute_report',
                          'start_up_markdown'),
     'sim-speed': ('results/sim/speed_benchmark.json', 'scripts.sim.benchmarks.speed', 'markdown'),
-    'cross-validation-10': ('results/cross_validation/bisection-10mbps.json', 'scripts.experiments.cross_validation',
-                            'markdown'),
-    'cross-validation-10-fq': ('results/cross_validation/fq/bisection-10mbps.json',
-                               'scripts.experiments.cross_validation', 'markdown'),
-    'cross-validation-workload': ('results/cross_validation/workload-20mbps.json',
-                                  'scripts.experiments.cross_validation', 'workload_markdown'),
-    'table2-1gbps': ('results/sim/table2-1gbps.json', 'scripts.experiments.datacenter_rates', 'markdown'),
-    'fct-10gbps': ('results/sim/fct-10gbps.json', 'scripts.experiments.datacenter_fcts', 'markdown'),
-    'fct-10gbps-fq': ('results/sim/fct-10gbps-fq.json', 'scripts.experiments.datacenter_fcts', 'markdown'),
+}
+# Tables made from experiment runs by a study's command (the study's manifest,
+# results/studies/NAME.json, names the runs and the file): {name: (module, its function)}.
+STUDY_TABLES = {
+    'cross-validation-10': ('scripts.experiments.cross_validation', 'markdown'),
+    'cross-validation-10-fq': ('scripts.experiments.cross_validation', 'markdown'),
+    'cross-validation-workload': ('scripts.experiments.cross_validation', 'workload_markdown'),
+    'table2-1gbps': ('scripts.experiments.datacenter_rates', 'markdown'),
+    'fct-10gbps': ('scripts.experiments.datacenter_fcts', 'markdown'),
+    'fct-10gbps-fq': ('scripts.experiments.datacenter_fcts', 'markdown'),
 }
 
 
@@ -99,8 +101,14 @@ def _experiment_table(path, module, function, root):
     return getattr(importlib.import_module(module), function)(_load(root, path))
 
 
+def _study_table(study, module, function, root):
+    return _experiment_table(load_study(root, study)['results'], module, function, root)
+
+
 for _name, (_path, _module, _function) in EXPERIMENT_TABLES.items():
     TABLES[_name] = functools.partial(_experiment_table, _path, _module, _function)
+for _name, (_module, _function) in STUDY_TABLES.items():
+    TABLES[_name] = functools.partial(_study_table, _name, _module, _function)
 
 
 def _num(value, form='%.1f'):
@@ -227,59 +235,54 @@ def _pattern(name):
     return label(name)
 
 
-# The bisection runs the docs show and discuss: at 2 Mbit/s (seeds
-# summarized together), at the faithful rate of the rate sweep, and at
-# 20 Mbit/s on one and on two ovs-vswitchd daemons. Named, not "the newest":
-# a run made since, committed or not, changes the docs only when it is named
-# here.
-BISECTION_RUN = 'results/bisection/20261201-073900'
-BISECTION_FAITHFUL_RUN = 'results/bisection/20261203-222606'
-BISECTION_20_RUNS = {'bisection-20-one-daemon': 'results/bisection/20261203-231910',
-                     'bisection-20-two-daemons': 'results/bisection/20261203-232616'}
+# The bisection and workload runs the docs show, each a study whose manifest
+# (results/studies/NAME.json) names its run: at 2 Mbit/s (seeds summarized
+# together), at the faithful rate of the rate sweep, at 20 Mbit/s on one and
+# on two ovs-vswitchd daemons, the simulator's run of every scheme with the
+# dynamic ones' controller in simulated time, LetFlow beside ECMP; the
+# workload's. Named, not "the newest": a run made since changes the docs
+# only when a manifest names it. {table: study}
+BISECTION_STUDIES = {'bisection': 'bisection-2mbps', 'bisection-faithful': 'bisection-faithful',
+                     'bisection-20-one-daemon': 'bisection-20-one-daemon',
+                     'bisection-20-two-daemons': 'bisection-20-two-daemons',
+                     'bisection-sim-controller': 'bisection-sim-controller',
+                     'bisection-sim-letflow': 'bisection-sim-letflow'}
+WORKLOAD_STUDIES = {'workload-websearch': 'workload-websearch', 'workload-websearch-failed': 'workload-websearch-failed',
+                    'workload-datamining': 'workload-datamining'}
 
 
-def bisection_run(root, run_dir=BISECTION_RUN):
-    """A run the docs show: its directory and its results.json."""
-    return run_dir, _load(root, os.path.join(run_dir, 'results.json'))
+def study_results(root, study):
+    """(the study's results directory, its results: records.load_results)."""
+    results_dir = load_study(root, study)['results']
+    return results_dir, load_results(os.path.join(root, results_dir))
 
 
-def _bisection_table(run_dir, root):
+def _study_caption(study):
+    return '`%s` (`%s`: its runs and the commands that made them)' % (
+        study, os.path.join(STUDIES_DIR, study + '.json'))
+
+
+def _bisection_table(study, root):
     from scripts.experiments.bisection_report import format_markdown, summarize
-    run_dir, saved = bisection_run(root, run_dir)
+    run_dir, saved = study_results(root, study)
     config, runs = saved['config'], saved['runs']
-    parts = ', '.join('`%s` (seed %s)' % (s['run'], ' '.join(map(str, s['seeds'])))
-                      for s in config.get('summarized_from', []))
-    return ('Run `%s`%s; every run and flow in its `results.json` and `runs.csv`.\n\n' % (
-               run_dir, ', summarized from %s' % parts if parts else '')
+    return ('Study %s; every run and flow in its `results.json` and `runs.csv`.\n\n' % _study_caption(study)
             + format_markdown(summarize(runs, config), config, runs).strip('\n')
             + '\n\n![bisection bandwidth per pattern and scheme, with the paper\'s Table 2 marked](../%s/bisection.png)'
             % run_dir)
 
 
-TABLES['bisection'] = functools.partial(_bisection_table, BISECTION_RUN)
-TABLES['bisection-faithful'] = functools.partial(_bisection_table, BISECTION_FAITHFUL_RUN)
-for _name, _run in BISECTION_20_RUNS.items():
-    TABLES[_name] = functools.partial(_bisection_table, _run)
-# The simulator's run of every scheme, the dynamic ones with their controller
-# in simulated time (docs/simulator.md).
-TABLES['bisection-sim-controller'] = functools.partial(_bisection_table, 'results/bisection/20261206-024251')
-# LetFlow beside ECMP on the simulated fat-tree (docs/simulator.md).
-TABLES['bisection-sim-letflow'] = functools.partial(_bisection_table, 'results/bisection/20261206-061507')
+for _name, _study in BISECTION_STUDIES.items():
+    TABLES[_name] = functools.partial(_bisection_table, _study)
 
 
-# The workload runs the docs show (docs/workload.md), named as the bisection's.
-WORKLOAD_RUNS = {'workload-websearch': 'results/workload/20261203-201030',
-                 'workload-websearch-failed': 'results/workload/20261203-203907',
-                 'workload-datamining': 'results/workload/20261203-204901'}
-
-
-def _workload_table(run_dir, root):
+def _workload_table(study, root):
     from scripts.experiments.workload_report import format_table
-    summary = _load(root, os.path.join(run_dir, 'summary.json'))
+    run_dir, summary = study_results(root, study)
     config = summary['config']
-    return ('Run `%s`: k=%d, %s flow sizes, %s, %g Mbit/s links, %d-packet queues, %g s of arrivals, seed(s) %s%s; '
+    return ('Study %s: k=%d, %s flow sizes, %s, %g Mbit/s links, %d-packet queues, %g s of arrivals, seed(s) %s%s; '
             'every flow in its `flows.csv`.\n\n' % (
-                run_dir, config['k'], config['cdf'], config['pattern'], config['bw'], config['queue'],
+                _study_caption(study), config['k'], config['cdf'], config['pattern'], config['bw'], config['queue'],
                 config['seconds'], ' '.join(map(str, config['seeds'])),
                 ', failed: ' + ', '.join(config['fail']) + (
                     ' at %g s into each run' % config['fail_at_s'] if 'fail_at_s' in config else '')
@@ -289,16 +292,15 @@ def _workload_table(run_dir, root):
             + '\n![CDF of small flows\' FCT](../%s/small_flow_fct_cdf.png)' % run_dir)
 
 
-for _name, _run_dir in WORKLOAD_RUNS.items():
-    TABLES[_name] = functools.partial(_workload_table, _run_dir)
+for _name, _study in WORKLOAD_STUDIES.items():
+    TABLES[_name] = functools.partial(_workload_table, _study)
 
 
 @table('bisection-per-seed')
 def bisection_per_seed(root):
-    from scripts.experiments.bisection_report import config_seeds
-    _, saved = bisection_run(root)
+    _, saved = study_results(root, BISECTION_STUDIES['bisection'])
     config, runs = saved['config'], saved['runs']
-    seeds = config_seeds(config)
+    seeds = config['seeds']
     schemes = [s for s in config['schemes'] if s != 'nonblocking']
     reference = {(r['pattern'], r['rep']): r['aggregate_mbps'] for r in runs if r['scheme'] == 'nonblocking'}
     score = {(r['pattern'], r['scheme'], r['rep']): 100.0 * r['aggregate_mbps'] / reference[(r['pattern'], r['rep'])]
@@ -339,8 +341,8 @@ def classifier_placement(root):
 @table('classifier-difference')
 def classifier_difference(root):
     from scripts.fattree.classifier_difference import markdown
-    result = _load(root, 'results/classifier_difference/difference.json')
-    return ('From %s.\n\n' % ', '.join('`%s`' % r for r in result['runs'])
+    result = _load(root, load_study(root, 'classifier-difference')['results'])
+    return ('From the runs of study %s.\n\n' % _study_caption('classifier-difference')
             + markdown(result['differences'], result['repeats']).strip('\n'))
 
 

@@ -241,8 +241,9 @@ def describe(fidelity):
 
 
 def run_faithful(run):
-    """Whether a run's fidelity verdict holds (runs recorded before verdicts
-    existed count as such)."""
+    """Whether a run's fidelity verdict holds. A run without one (a
+    simulated run, or an emulated run its monitor did not sample: its
+    table cell says 'not judged') is not left out."""
     return run.get('fidelity', {}).get('ok', True)
 
 
@@ -262,7 +263,7 @@ def reason_kind(reason):
 
 def runs_verdict_cell(runs):
     """``verdict_cell`` over a list of runs, each with its ``fidelity``
-    (runs without one were recorded before verdicts, or failed), and what
+    (runs without one were not sampled, or failed), and what
     limited the limited ones."""
     limited = [r for r in runs if not run_faithful(r)]
     cell = verdict_cell(sum(1 for r in runs if 'fidelity' in r), len(limited), len(runs))

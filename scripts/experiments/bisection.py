@@ -50,7 +50,6 @@ with the same k, bw, queue, duration, omit and schemes and different seeds
 (e.g. one seed per run) together, into a new time-stamped directory.
 """
 import datetime
-import json
 import os
 
 from controller.fattree.scheme_parameters import DEFAULTS as SCHEME_DEFAULTS, SIMULATOR_ONLY
@@ -61,7 +60,7 @@ from scripts.experiments import defaults
 from scripts.experiments.bisection_report import format_table, merge, summarize, write_outputs
 from scripts.experiments.patterns import PAPER_PATTERNS, PatternError, check, label, seeded
 from scripts.results import machine
-from scripts.runner import backends, options as runner_options
+from scripts.runner import backends, options as runner_options, records
 from scripts.sim import controller_options
 from topologies.fattree import FatTree
 
@@ -130,13 +129,7 @@ def resummarize(run_dirs, out):
     """Summary, table, CSV, Markdown and plot again from finished runs'
     results.json: one run's in its own directory, several runs' (merged,
     bisection_report.merge) in a new time-stamped one under ``out``."""
-    saved_runs = []
-    for run_dir in run_dirs:
-        try:
-            with open(os.path.join(run_dir, 'results.json')) as f:
-                saved_runs.append((run_dir, json.load(f)))
-        except (OSError, ValueError) as err:
-            raise ValueError('%s is not a finished run: %s' % (run_dir, err)) from None
+    saved_runs = [(run_dir, records.load_results(run_dir)) for run_dir in run_dirs]
     if len(saved_runs) == 1:
         out_dir, (_, saved) = run_dirs[0], saved_runs[0]
         config, runs = saved['config'], saved['runs']

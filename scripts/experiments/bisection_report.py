@@ -9,7 +9,7 @@ import statistics
 from scripts.emulator.fidelity import run_faithful, verdict_cell
 from scripts.experiments.fair_share import two_level_fair_share
 from scripts.experiments.patterns import label, seeded
-from scripts.sim.network import sender_queue_of
+from scripts.runner.records import RESULTS_SCHEMA
 from topologies.fattree import FatTree
 
 # The paper's Table 2 (k=4, percent of ideal bisection bandwidth): Two-Level
@@ -18,21 +18,6 @@ PAPER = {'random': (75.0, 76.3, 93.5), 'stride-1': (100.0, 100.0, 100.0),
          'stride-2': (100.0, 100.0, 99.5), 'stride-4': (100.0, 100.0, 100.0),
          'stride-8': (100.0, 100.0, 99.9), 'sameid-outgoing': (38.5, 75.4, 87.4)}
 PAPER_SCHEMES = ('twolevel', 'classifier', 'scheduler')
-
-
-def backend(config):
-    """The backend a run's results came from (runs from before the
-    simulator existed are the emulator's)."""
-    return config.get('backend', 'emulator')
-
-
-def config_seeds(config):
-    """The seeds of a run's configuration, one per repetition. Results
-    written before seeds were recorded as a list hold the first seed
-    ('seed') and the count ('reps'), the seeds counting up from it."""
-    if 'seeds' in config:
-        return config['seeds']
-    return [config['seed'] + rep for rep in range(config['reps'])]
 
 
 # what runs must share to be summarized together (seeds and patterns are united)
@@ -49,29 +34,26 @@ def merge(saved_runs):
     'summarized_from'. ValueError names a setting that differs or a
     seed run in two of them."""
     first_dir, first = saved_runs[0]
-    same = SAME_SETTINGS + (tuple(key for key in SIM_SETTINGS if key in first['config'])
-                            if backend(first['config']) == 'sim' else ())
+    same = SAME_SETTINGS + (tuple(key for key in SIM_SETTINGS if key in first['config']) + ('sender_queue',)
+                            if first['config']['backend'] == 'sim' else ())
 
     def settings(config):
-        # a simulated run from before its send queues were recorded had drop-tail ones
-        values = {key: config.get(key) for key in same}
-        if backend(config) == 'sim':
-            values['sender_queue'] = sender_queue_of(config)
-        return values
+        return {key: config.get(key) for key in same}
 
     config = dict(settings(first['config']), hosts=first['config'].get('hosts'))
-    config.update(seeds=[], patterns=[], summarized_from=[], backend=backend(first['config']))
+    config.update(experiment=first['config']['experiment'], seeds=[], patterns=[], summarized_from=[],
+                  backend=first['config']['backend'])
     runs, seen = [], {}
     for run_dir, saved in saved_runs:
-        if backend(saved['config']) != backend(first['config']):
+        if saved['config']['backend'] != first['config']['backend']:
             raise ValueError('%s ran on the %s, %s on the %s: runs of one backend are summarized together'
-                             % (run_dir, backend(saved['config']), first_dir, backend(first['config'])))
+                             % (run_dir, saved['config']['backend'], first_dir, first['config']['backend']))
         for key, value in settings(saved['config']).items():
             if value != config[key]:
                 raise ValueError('%s ran with %s %r, %s with %r: only runs with the same %s are summarized '
                                  'together' % (run_dir, key, value, first_dir, config[key],
                                                ', '.join(settings(first['config']))))
-        seeds = config_seeds(saved['config'])
+        seeds = saved['config']['seeds']
         for seed in seeds:
             if seed in seen:
                 raise ValueError('seed %d was run in both %s and %s: summarize one of them (for repeats of '
@@ -89,7 +71,7 @@ def summarize(runs, config):
     """{(pattern, scheme): {...}} with the percentage of the non-blocking
     reference (same pattern and repetition) and of n x link rate."""
     line_rate = config['hosts'] * config['bw']
-    seeds = config_seeds(config)
+    seeds = config['seeds']
     reference = {(r['pattern'], r['rep']): r['aggregate_mbps']
                  for r in runs if r['scheme'] == 'nonblocking'}
     groups = {}
@@ -130,7 +112,7 @@ def summarize(runs, config):
 def backend_cell(summary, pattern, config):
     """The backend's column: the emulator's verdict (``fidelity_cell``);
     a simulated or modelled run has none."""
-    return {'sim': 'simulated', 'flow': 'flow model'}.get(backend(config)) or fidelity_cell(summary, pattern)
+    return {'sim': 'simulated', 'flow': 'flow model'}.get(config['backend']) or fidelity_cell(summary, pattern)
 
 
 def fidelity_cell(summary, pattern):
@@ -149,7 +131,7 @@ def _metric(config):
 
 
 def seeds_caption(config):
-    seeds = config_seeds(config)
+    seeds = config['seeds']
     return '%d repetition(s), seed(s) %s' % (len(seeds), ' '.join(map(str, seeds)))
 
 
@@ -163,7 +145,7 @@ def format_table(summary, config):
              % ('aggregate / non-blocking switch' if metric == 'pct_of_nonblocking'
                 else 'aggregate / (hosts x link rate)', seeds_caption(config)),
              '%-27s' % 'pattern' + ''.join('%16s' % s for s in schemes)
-             + '  2L fair   paper                   %s' % backend(config)]
+             + '  2L fair   paper                   %s' % config['backend']]
     for pattern in config['patterns']:
         cells = []
         for scheme in schemes:
@@ -181,9 +163,9 @@ def format_table(summary, config):
                      + ('%9.1f' % model if model is not None else '%9s' % '-') + '   '
                      + '%-24s' % ('[%s]' % ' / '.join('%.1f' % v for v in paper) if paper else '[-]')
                      + backend_cell(summary, pattern, config))
-    if backend(config) == 'sim':
+    if config['backend'] == 'sim':
         lines.append(sim_line(config))
-    elif backend(config) == 'flow':
+    elif config['backend'] == 'flow':
         lines.append(FLOW_LINE % config['period_s'])
     else:
         lines.append('emulator: "faithful" when every run kept the fidelity verdict (scripts/emulator/fidelity.py); '
@@ -208,9 +190,7 @@ FLOW_LINE = ('Flow-level model (scripts/flow): max-min fair rates over the paths
 
 def sim_line(config):
     """What a simulated run's hosts and controller were given."""
-    settings = ['hosts\' minimum RTO %g ms' % config['min_rto_ms'] if 'min_rto_ms' in config
-                else 'hosts\' minimum RTO 5 ms (runs before it was recorded)']
-    settings.append('hosts\' send queues %s' % sender_queue_of(config))
+    settings = ['hosts\' minimum RTO %g ms' % config['min_rto_ms'], 'hosts\' send queues %s' % config['sender_queue']]
     if 'control_delay_ms' in config:
         settings.append('control delay %g ms' % config['control_delay_ms'])
     if 'period_s' in config:
@@ -224,9 +204,9 @@ def backend_lines(config, runs):
     """The lines under a table's caption that say how far its backend's
     figures hold: the emulator's machine load and fidelity verdict, or the
     simulator's settings."""
-    if backend(config) == 'sim':
+    if config['backend'] == 'sim':
         return [sim_line(config)]
-    if backend(config) == 'flow':
+    if config['backend'] == 'flow':
         return [FLOW_LINE % config['period_s']]
     return [machine_line(runs),
             'Emulator: "faithful" when every run of the pattern kept the fidelity verdict '
@@ -242,17 +222,17 @@ def format_markdown(summary, config, runs):
     paper's figures and the non-blocking switch's % of line rate."""
     metric = _metric(config)
     schemes = [s for s in config['schemes'] if s != 'nonblocking']
-    seeds = config_seeds(config)
+    seeds = config['seeds']
     lines = ['%s: k=%d fat-tree, %g Mbit/s links, %d-packet queues, %g s flows after %g s left out; n = %d seed(s) '
              '(%s), one run each; %% of %s, mean +- std over the seeds. "2L fair": two-level routing with max-min '
              'fair link sharing (a model). Paper: Al-Fares et al. Table 2 (two-level / classifier / scheduler).'
-             % (backend(config), config['k'], config['bw'], config['queue'], config['duration'], config['omit'], len(seeds),
+             % (config['backend'], config['k'], config['bw'], config['queue'], config['duration'], config['omit'], len(seeds),
                 ' '.join(map(str, seeds)), 'the non-blocking switch\'s aggregate rate for the same flows'
                 if metric == 'pct_of_nonblocking' else 'hosts x link rate'),
              *backend_lines(config, runs),
              '',
              '| pattern | ' + ' | '.join(schemes) + ' | 2L fair | paper | non-blocking, %% of line rate | %s |'
-             % backend(config),
+             % config['backend'],
              '|---' * (len(schemes) + 5) + '|']
     for pattern in config['patterns']:
         cells = []
@@ -280,9 +260,9 @@ def format_markdown(summary, config, runs):
 def write_outputs(out_dir, config, runs, summary):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, 'results.json'), 'w') as f:
-        json.dump({'config': config, 'runs': runs, 'summary': list(summary.values()),
+        json.dump({'schema': RESULTS_SCHEMA, 'config': config, 'runs': runs, 'summary': list(summary.values()),
                    'paper': PAPER}, f, indent=1)
-    seeds = config_seeds(config)
+    seeds = config['seeds']
     with open(os.path.join(out_dir, 'runs.csv'), 'w', newline='') as f:
         w = csv.writer(f)
         w.writerow(['backend', 'scheme', 'pattern', 'rep', 'seed', 'src', 'dst', 'mbps', 'aggregate_mbps',
@@ -290,7 +270,7 @@ def write_outputs(out_dir, config, runs, summary):
                     'fidelity_ok'])
         for r in runs:
             for flow in r['flows']:
-                w.writerow([backend(config), r['scheme'], r['pattern'], r['rep'], seeds[r['rep']], flow['src'],
+                w.writerow([config['backend'], r['scheme'], r['pattern'], r['rep'], seeds[r['rep']], flow['src'],
                             flow['dst'], flow['mbps'], r['aggregate_mbps'],
                             *(r.get(key, '') for key in ('cpu_busy_pct', 'cpu_nice_pct', 'ovs_vswitchd_cpu_pct',
                                                          'loadavg_1m', 'ovs_bridges')),
@@ -334,7 +314,7 @@ def plot(path, summary, config):
     ax.set_ylabel('% of ideal bisection bandwidth')
     ax.set_ylim(0, 110)
     ax.set_title('%s: k=%d fat-tree, %g Mbit/s links, %g s flows; %s'
-                 % (backend(config), config['k'], config['bw'], config['duration'], seeds_caption(config)), fontsize=9)
+                 % (config['backend'], config['k'], config['bw'], config['duration'], seeds_caption(config)), fontsize=9)
     if ax.get_legend_handles_labels()[0]:  # a reference-only run has no scheme bars to name
         # below the axes: inside, it would hide the marks at 100%
         ax.legend(fontsize=8, ncol=3, loc='upper center', bbox_to_anchor=(0.5, -0.28))

@@ -30,9 +30,9 @@ import json
 import math
 import os
 
-from scripts.experiments.bisection_report import backend, config_seeds, summarize
+from scripts.experiments.bisection_report import summarize
 from scripts.experiments.patterns import label
-from scripts.sim.network import sender_queue_of
+from scripts.runner.records import load_results
 
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit')
 MIN_FAITHFUL_RUNS = 2  # a spread needs two runs
@@ -49,9 +49,9 @@ class CrossValidationError(ValueError):
 def _check_backends_and(emulated, simulated, settings):
     """Raise CrossValidationError unless the configs are an emulated and a
     simulated run's with the same ``settings``."""
-    if backend(emulated) != 'emulator' or backend(simulated) != 'sim':
+    if emulated['backend'] != 'emulator' or simulated['backend'] != 'sim':
         raise CrossValidationError('need an emulated run and a simulated run, got backends %s and %s'
-                                   % (backend(emulated), backend(simulated)))
+                                   % (emulated['backend'], simulated['backend']))
     differing = [key for key in settings if emulated.get(key) != simulated.get(key)]
     if differing:
         raise CrossValidationError('the runs differ in %s' % ', '.join(
@@ -62,9 +62,9 @@ def check_pair(emulated, simulated):
     """Raise CrossValidationError unless ``emulated`` and ``simulated``
     (results.json configs) ran the same experiment on the two backends."""
     _check_backends_and(emulated, simulated, SAME_SETTINGS)
-    if config_seeds(emulated) != config_seeds(simulated):
+    if emulated['seeds'] != simulated['seeds']:
         raise CrossValidationError('the runs used different seeds: %s against %s'
-                                   % (config_seeds(emulated), config_seeds(simulated)))
+                                   % (emulated['seeds'], simulated['seeds']))
 
 
 def compare(emulated_config, emulated_runs, simulated_config, simulated_runs):
@@ -302,34 +302,18 @@ def workload_markdown(result):
     return '\n'.join(lines)
 
 
-def _saved(run_dir):
-    with open(os.path.join(run_dir, 'results.json')) as f:
-        saved = json.load(f)
-    return saved['config'], saved['runs']
-
-
-def _bisection(emulated_dir, simulated_dir):
-    """(the result's entries, its table function) of two bisection runs."""
-    emulated_config, emulated_runs = _saved(emulated_dir)
-    simulated_config, simulated_runs = _saved(simulated_dir)
-    rows = compare(emulated_config, emulated_runs, simulated_config, simulated_runs)
-    config = {key: emulated_config[key] for key in SAME_SETTINGS}
-    config['seeds'] = config_seeds(emulated_config)
-    config['simulated_sender_queue'] = sender_queue_of(simulated_config)
+def _bisection(emulated, simulated):
+    """(the result's entries, its table function) of two bisection runs' results."""
+    rows = compare(emulated['config'], emulated['runs'], simulated['config'], simulated['runs'])
+    config = {key: emulated['config'][key] for key in SAME_SETTINGS}
+    config['seeds'] = emulated['config']['seeds']
+    config['simulated_sender_queue'] = simulated['config']['sender_queue']
     return {'config': config, 'rows': rows}, markdown
 
 
-def _saved_workload(run_dir):
-    from scripts.experiments.workload_report import read_rows
-    with open(os.path.join(run_dir, 'summary.json')) as f:
-        summary = json.load(f)
-    return summary, read_rows(os.path.join(run_dir, 'flows.csv'))
-
-
-def _workload(emulated_dir, simulated_dir):
-    """(the result's entries, its table function) of two workload runs."""
-    emulated, emulated_rows = _saved_workload(emulated_dir)
-    simulated, simulated_rows = _saved_workload(simulated_dir)
+def _workload(emulated, simulated):
+    """(the result's entries, its table function) of two workload runs' results."""
+    emulated_rows, simulated_rows = emulated['rows'], simulated['rows']
     rows = compare_workload(emulated, emulated_rows, simulated, simulated_rows)
     config = {key: emulated['config'][key] for key in WORKLOAD_SETTINGS}
     config['loads'] = [load for load in emulated['config']['loads'] if load in simulated['config']['loads']]
@@ -352,10 +336,14 @@ def main(argv=None):
     parser.add_argument('simulated', help='the simulated run of the same experiment')
     parser.add_argument('--out', default='results/cross_validation')
     args = parser.parse_args(argv)
-    kind = 'workload' if os.path.exists(os.path.join(args.emulated, 'summary.json')) else 'bisection'
     try:
-        entries, table = (_workload if kind == 'workload' else _bisection)(args.emulated, args.simulated)
-    except (OSError, ValueError, KeyError) as error:  # CrossValidationError is a ValueError
+        emulated, simulated = load_results(args.emulated), load_results(args.simulated)
+        kind = emulated['config']['experiment']
+        if simulated['config']['experiment'] != kind:
+            raise CrossValidationError('%s is a %s, %s a %s' % (args.emulated, kind, args.simulated,
+                                                                simulated['config']['experiment']))
+        entries, table = (_workload if kind == 'workload' else _bisection)(emulated, simulated)
+    except (ValueError, KeyError) as error:  # CrossValidationError and RecordError are ValueErrors
         parser.error('cannot compare %s with %s: %s' % (args.emulated, args.simulated, error))
     result = dict(entries, emulated_run=os.path.normpath(args.emulated),
                   simulated_run=os.path.normpath(args.simulated))

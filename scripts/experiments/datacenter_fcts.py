@@ -19,13 +19,12 @@ queues dropped and marked are kept per cell.
 Pure: reads files, writes one; no simulation.
 """
 import argparse
-import json
-import os
 
-from scripts.experiments.workload_report import BUCKETS, read_rows, slowdown_stats
+from scripts.experiments.workload_report import BUCKETS, slowdown_stats
 from scripts.results import write_result_file
 from scripts.experiments.datacenter_rates import SCHEME_ORDER, link_rate
-from scripts.sim.network import TCP_VARIANTS, sender_queue_of
+from scripts.runner.records import load_results
+from scripts.sim.network import TCP_VARIANTS
 
 SMALL_BELOW_BYTES = BUCKETS[0][2]
 SIZES = ('small', 'large')
@@ -43,17 +42,12 @@ class FctsError(ValueError):
 def load(run_dir):
     """(run_dir, its summary.json, its flows.csv rows) of a finished run."""
     try:
-        with open(os.path.join(run_dir, 'summary.json')) as f:
-            summary = json.load(f)
-        return run_dir, summary, read_rows(os.path.join(run_dir, 'flows.csv'))
-    except (OSError, ValueError) as err:
+        saved = load_results(run_dir)
+    except ValueError as err:  # RecordError names the file and what is wrong
         raise FctsError('%s is not a finished workload run: %s' % (run_dir, err)) from None
-
-
-def _tcp_of(config):
-    """(the hosts' TCP, the switches' ECN threshold) of a run; runs from
-    before the option ran CUBIC without marking."""
-    return config.get('tcp', 'cubic'), config.get('ecn_threshold_packets', 0)
+    if saved['config']['experiment'] != 'workload':
+        raise FctsError('%s is a %s run, not a workload' % (run_dir, saved['config']['experiment']))
+    return run_dir, saved, saved.pop('rows')
 
 
 def _cell(rows, run):
@@ -61,8 +55,8 @@ def _cell(rows, run):
     sizes = {size: slowdown_stats([r['slowdown'] for r in finished
                                    if (r['size_bytes'] < SMALL_BELOW_BYTES) == (size == 'small')])
              for size in SIZES}
-    simulation = run.get('simulation', {})
-    return dict(sizes, unfinished=len(rows) - len(finished), wall_s=simulation.get('wall_s'),
+    simulation = run['simulation']
+    return dict(sizes, unfinished=len(rows) - len(finished), wall_s=run['ran_on']['wall_s'],
                 events=simulation.get('events'), queue_drops=simulation.get('queue_drops'),
                 ecn_marked=simulation.get('ecn_marked'), host_queue_drops=simulation.get('host_queue_drops'))
 
@@ -76,11 +70,10 @@ def gather(saved_runs):
     workloads, cells, seen = {}, [], {}
     for run_dir, summary, rows in saved_runs:
         config = summary['config']
-        if config.get('backend') != 'sim':
-            raise FctsError('%s ran on the %s: this table is the simulator\'s'
-                            % (run_dir, config.get('backend', 'emulator')))
-        settings = dict({key: config.get(key) for key in SAME_SETTINGS}, sender_queue=sender_queue_of(config))
-        tcp, threshold = _tcp_of(config)
+        if config['backend'] != 'sim':
+            raise FctsError('%s ran on the %s: this table is the simulator\'s' % (run_dir, config['backend']))
+        settings = dict({key: config.get(key) for key in SAME_SETTINGS}, sender_queue=config['sender_queue'])
+        tcp, threshold = config['tcp'], config['ecn_threshold_packets']
         workload = workloads.setdefault(config['cdf'], {'cdf': config['cdf'], 'conditions': settings,
                                                         'first_run': run_dir, 'runs': [], 'ecn_threshold': {}})
         if settings != workload['conditions']:

@@ -23,14 +23,12 @@ the table's.
 Pure: reads files, writes one; no simulation.
 """
 import argparse
-import json
-import os
 import statistics
 
-from scripts.experiments.bisection_report import PAPER, PAPER_SCHEMES, backend, config_seeds
+from scripts.experiments.bisection_report import PAPER, PAPER_SCHEMES
 from scripts.experiments.patterns import label
 from scripts.results import write_result_file
-from scripts.sim.network import sender_queue_of
+from scripts.runner.records import load_results
 
 # what the runs of one table (and its stability pair) must share
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'min_rto_ms', 'control_delay_ms', 'period_s')
@@ -48,14 +46,13 @@ class RatesError(ValueError):
 def load(run_dir):
     """(run_dir, its results.json) of a finished run."""
     try:
-        with open(os.path.join(run_dir, 'results.json')) as f:
-            return run_dir, json.load(f)
-    except (OSError, ValueError) as err:
-        raise RatesError('%s is not a finished run: %s' % (run_dir, err)) from None
+        return run_dir, load_results(run_dir)
+    except ValueError as err:  # RecordError names the file and what is wrong
+        raise RatesError('%s is not a finished bisection run: %s' % (run_dir, err)) from None
 
 
 def _settings(config):
-    return dict({key: config.get(key) for key in SAME_SETTINGS}, sender_queue=sender_queue_of(config))
+    return dict({key: config.get(key) for key in SAME_SETTINGS}, sender_queue=config['sender_queue'])
 
 
 def per_seed(saved_runs):
@@ -66,14 +63,14 @@ def per_seed(saved_runs):
     measured, seen, first = {}, {}, None
     for run_dir, saved in saved_runs:
         config = saved['config']
-        if backend(config) != 'sim':
-            raise RatesError('%s ran on the %s: this table is the simulator\'s' % (run_dir, backend(config)))
+        if config['backend'] != 'sim':
+            raise RatesError('%s ran on the %s: this table is the simulator\'s' % (run_dir, config['backend']))
         if first is None:
             first = (run_dir, _settings(config))
         elif _settings(config) != first[1]:
             differing = sorted(k for k, v in _settings(config).items() if v != first[1][k])
             raise RatesError('%s and %s differ in %s' % (first[0], run_dir, ', '.join(differing)))
-        seeds = config_seeds(config)
+        seeds = config['seeds']
         for r in saved['runs']:
             key, seed = (r['pattern'], r['scheme']), seeds[r['rep']]
             if (key, seed) in seen:
@@ -105,11 +102,11 @@ def _order(saved_runs, key):
 
 
 def _walls(saved_runs):
-    walls = [r['simulation']['wall_s'] for _, saved in saved_runs for r in saved['runs'] if 'simulation' in r]
+    walls = [r['ran_on']['wall_s'] for _, saved in saved_runs for r in saved['runs']]
     return {'runs': len(walls), 'total_s': round(sum(walls), 1),
             'per_run_min_s': min(walls) if walls else None, 'per_run_max_s': max(walls) if walls else None,
-            'per_directory_s': {run_dir: round(sum(r['simulation']['wall_s'] for r in saved['runs']
-                                                   if 'simulation' in r), 1) for run_dir, saved in saved_runs}}
+            'per_directory_s': {run_dir: round(sum(r['ran_on']['wall_s'] for r in saved['runs']), 1)
+                                for run_dir, saved in saved_runs}}
 
 
 def table(name, saved_runs):
@@ -134,7 +131,7 @@ def table(name, saved_runs):
             'hosts': config['hosts'], 'queue_packets': config['queue'], 'duration_s': config['duration'],
             'omit_s': config['omit'], 'min_rto_ms': config.get('min_rto_ms'),
             'control_delay_ms': config.get('control_delay_ms'), 'period_s': config.get('period_s'),
-            'sender_queue': sender_queue_of(config),
+            'sender_queue': config['sender_queue'],
             'seeds': seeds, 'patterns': patterns, 'schemes': schemes, 'machine': config.get('machine'),
             'wall': _walls(saved_runs), 'cells': rows}
 

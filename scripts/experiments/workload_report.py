@@ -17,12 +17,11 @@ from scripts.workloads.arrivals import host_flows
 from scripts.workloads.flow_sizes import check_load
 from scripts.emulator.shaping import goodput_bps
 from scripts.experiments.patterns import peer_chooser
+from scripts.runner.records import FLOW_COLUMNS, RESULTS_SCHEMA
 
 # (label, smallest size, size it stays below), bytes
 BUCKETS = (('<100KB', 0, 100e3), ('100KB-10MB', 100e3, 10e6), ('>10MB', 10e6, math.inf))
 DRAIN_CAP_S = 300
-CSV_COLUMNS = ('scheme', 'seed', 'load', 'src', 'dst', 'size_bytes', 'start_s', 'fct_s', 'ideal_fct_s',
-               'slowdown')
 
 
 def draw_flows(topo, cdf, load, link_mbps, seconds, pattern, seed):
@@ -59,15 +58,6 @@ def flow_rows(scheme, seed, load, flows, results, ideal_of):
                      'fct_s': fct, 'ideal_fct_s': round(ideal, 6),
                      'slowdown': None if fct is None else round(fct / ideal, 4)})
     return rows
-
-
-def read_rows(path):
-    """flows.csv's rows as flow_rows made them (numbers, None where empty)."""
-    numbers = {'seed': int, 'load': float, 'size_bytes': int, 'start_s': float, 'fct_s': float,
-               'ideal_fct_s': float, 'slowdown': float}
-    with open(path, newline='') as f:
-        return [{key: (numbers[key](value) if value else None) if key in numbers else value
-                 for key, value in row.items()} for row in csv.DictReader(f)]
 
 
 def bucket_of(size):
@@ -127,7 +117,7 @@ def format_table(summary, config):
     or the simulator."""
     lines = ['| scheme | load | flows | slowdown mean / p50 / p99: all | %s | backend |'
              % ' | '.join(summary['buckets']), '|---|---|---|---|%s---|' % ('---|' * len(summary['buckets']))]
-    simulated = config.get('backend', 'emulator') == 'sim'
+    simulated = config['backend'] == 'sim'
     verdicts = {}
     for run in summary['runs']:
         verdicts.setdefault((run['scheme'], '%g' % run['load']), []).append(not limited(run))
@@ -158,11 +148,11 @@ def write_outputs(out_dir, config, rows, summary):
     """flows.csv, summary.json and the plots in ``out_dir``."""
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, 'flows.csv'), 'w', newline='') as f:
-        writer = csv.DictWriter(f, CSV_COLUMNS)
+        writer = csv.DictWriter(f, FLOW_COLUMNS)
         writer.writeheader()
         writer.writerows({k: ('' if v is None else v) for k, v in row.items()} for row in rows)
     with open(os.path.join(out_dir, 'summary.json'), 'w') as f:
-        json.dump({'config': config, **summary}, f, indent=1)
+        json.dump({'schema': RESULTS_SCHEMA, 'config': config, **summary}, f, indent=1)
     plot(out_dir, config, rows, summary)
 
 
@@ -171,7 +161,7 @@ def plot(out_dir, config, rows, summary):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     caption = '%s: k=%d, %s, %s, %g Mbit/s links, seeds %s' % (
-        config.get('backend', 'emulator'), config['k'], config['cdf'], config['pattern'], config['bw'],
+        config['backend'], config['k'], config['cdf'], config['pattern'], config['bw'],
         ' '.join(map(str, config['seeds']))) + (', ' + tcp_setting(config) if 'tcp' in config else '')
     limited_runs = {(run['scheme'], float(run['load'])) for run in summary['runs'] if limited(run)}
     fig, axes = plt.subplots(1, len(BUCKETS), figsize=(5 * len(BUCKETS), 4), squeeze=False)

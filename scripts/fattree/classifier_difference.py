@@ -24,8 +24,9 @@ import os
 import statistics
 
 from scripts.emulator.bisection_measure import IPERF_PORT
-from scripts.experiments.bisection_report import config_seeds, summarize
+from scripts.experiments.bisection_report import summarize
 from scripts.experiments.patterns import label
+from scripts.runner.records import load_results
 
 SCHEMES = ('twolevel', 'classifier')
 
@@ -51,9 +52,8 @@ def per_seed(run_dirs):
     for runs from before the runner recorded them)."""
     rows = []
     for run_dir in run_dirs:
-        with open(os.path.join(run_dir, 'results.json')) as f:
-            saved = json.load(f)
-        for rep, seed in enumerate(config_seeds(saved['config'])):
+        saved = load_results(run_dir)
+        for rep, seed in enumerate(saved['config']['seeds']):
             runs = [r for r in saved['runs'] if r['rep'] == rep]
             summary = summarize(runs, saved['config'])
             for pattern in dict.fromkeys(r['pattern'] for r in runs):

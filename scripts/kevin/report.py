@@ -110,7 +110,7 @@ def markdown_emulation(rows):
             ', '.join('%.1f' % x for x in row['elephant_mbps_sum_per_rep']),
             _fmt(row['elephant_mbps_min']), _fmt(row['mice_rtt_ms'], '%.0f'), _fmt(row['mice_loss_pct']),
             _fmt(row['loadavg_1m']), _fmt(row['cpu_busy_pct'], '%.0f'),
-            row.get('emulator', 'not judged')))  # rows recorded before verdicts existed have none
+            row['emulator']))
     return '\n'.join(lines)
 
 

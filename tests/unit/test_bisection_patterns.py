@@ -12,6 +12,7 @@ from scripts.experiments import bisection, bisection_report
 from scripts.experiments.fair_share import two_level_fair_share
 from scripts.argtypes import seeds_of
 from scripts.experiments.patterns import PAPER_PATTERNS, PatternError, flows, label, seeded
+from scripts.runner.records import RESULTS_SCHEMA
 from topologies.fattree import FatTree
 
 TOPO = FatTree(4)
@@ -90,7 +91,7 @@ def test_labels_and_bad_patterns():
 
 
 def test_summary_is_relative_to_the_nonblocking_run_of_the_same_flows():
-    config = {'k': 4, 'seeds': [1, 2], 'hosts': 16, 'bw': 2.0,
+    config = {'backend': 'emulator', 'k': 4, 'seeds': [1, 2], 'hosts': 16, 'bw': 2.0,
               'schemes': ['nonblocking', 'twolevel'], 'patterns': ['random']}
     cpu = {'cpu_busy_pct': 50.0, 'ovs_vswitchd_cpu_pct': 20.0}
     runs = [dict(scheme='nonblocking', pattern='random', rep=0, aggregate_mbps=30.0, **cpu),
@@ -108,10 +109,6 @@ def test_summary_is_relative_to_the_nonblocking_run_of_the_same_flows():
     assert 'Random' in table and '85.0 +-  7.1' in table and '[75.0 / 76.3 / 93.5]' in table
     assert '78.1 line' in table  # the non-blocking switch against hosts x link rate
     assert '2 repetition(s), seed(s) 1 2' in table
-    # results written before seeds were a list: the first seed and the count
-    old = dict(config, seed=1, reps=2)
-    del old['seeds']
-    assert bisection_report.summarize(runs, old) == bisection_report.summarize(runs, config)
 
 
 def test_two_level_fair_share_model():
@@ -169,7 +166,7 @@ def test_ambiguous_seeds_are_refused_before_any_emulation(argv, message):
 
 
 def test_plot_labels_the_paper_marks_and_names_the_seeds(tmp_path, monkeypatch):
-    config = {'k': 4, 'seeds': [23, 29], 'hosts': 16, 'bw': 2.0, 'duration': 15,
+    config = {'backend': 'emulator', 'k': 4, 'seeds': [23, 29], 'hosts': 16, 'bw': 2.0, 'duration': 15,
               'schemes': ['nonblocking', 'twolevel', 'scheduler'], 'patterns': ['random', 'stride-4']}
     cpu = {'cpu_busy_pct': 50.0, 'ovs_vswitchd_cpu_pct': 20.0}
     runs = [dict(scheme=s, pattern=p, rep=r, aggregate_mbps=30.0, **cpu)
@@ -200,7 +197,8 @@ def write_finished_run(path, seeds, patterns, rates, **settings):
     """A finished bisection run directory: every scheme of every pattern and
     seed at ``rates[scheme]`` Mbit/s (the non-blocking switch at 32)."""
     import json
-    config = dict({'k': 4, 'bw': 2.0, 'queue': 50, 'duration': 10, 'omit': 3, 'hosts': 16,
+    config = dict({'experiment': 'bisection', 'backend': 'emulator', 'k': 4, 'bw': 2.0, 'queue': 50, 'duration': 10,
+                   'omit': 3, 'hosts': 16,
                    'schemes': ['nonblocking', 'twolevel', 'classifier']}, seeds=seeds, patterns=patterns, **settings)
     measured = {'cpu_busy_pct': 50.0, 'cpu_nice_pct': 0.0, 'ovs_vswitchd_cpu_pct': 20.0, 'loadavg_1m': 1.0,
                 'ovs_bridges': 20, 'flows': []}
@@ -208,7 +206,7 @@ def write_finished_run(path, seeds, patterns, rates, **settings):
                  **measured)
             for rep in range(len(seeds)) for p in patterns for s in config['schemes']]
     path.mkdir()
-    (path / 'results.json').write_text(json.dumps({'config': config, 'runs': runs}))
+    (path / 'results.json').write_text(json.dumps({'schema': RESULTS_SCHEMA, 'config': config, 'runs': runs}))
     return str(path)
 
 
@@ -268,14 +266,13 @@ def test_summarize_refuses_runs_that_differ_or_repeat_a_seed(tmp_path, settings,
 def test_simulated_runs_merge_only_with_the_same_hosts_and_controller_settings(tmp_path):
     import json
     sim = {'backend': 'sim', 'min_rto_ms': 10.0, 'control_delay_ms': 1.0, 'period_s': 0.01,
-           'duration': 0.1, 'omit': 0.05}
+           'duration': 0.1, 'omit': 0.05, 'sender_queue': 'drop-tail'}
     one = write_finished_run(tmp_path / 'one', [1], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]}, **sim)
     two = write_finished_run(tmp_path / 'two', [2], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]}, **sim)
     other = write_finished_run(tmp_path / 'other', [3], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]},
                                **dict(sim, min_rto_ms=200.0))
     with pytest.raises(SystemExit, match='other ran with min_rto_ms 200.0'):
         bisection.main(['--summarize', one, other, '--out', str(tmp_path / 'out')])
-    # a run from before the send queues were recorded had ns-3's drop-tail ones
     fq = write_finished_run(tmp_path / 'fq', [3], ['stride-4'], {'twolevel': [32.0], 'classifier': [32.0]},
                             **dict(sim, sender_queue='fq'))
     with pytest.raises(SystemExit, match="fq ran with sender_queue 'fq', .*one with 'drop-tail'"):
@@ -300,12 +297,12 @@ def test_durations_are_whole_seconds_unless_they_have_a_fraction():
 
 
 def test_summarize_names_a_directory_that_is_not_a_finished_run(tmp_path):
-    with pytest.raises(SystemExit, match='nothing is not a finished run'):
+    with pytest.raises(SystemExit, match='nothing holds no experiment results'):
         bisection.main(['--summarize', str(tmp_path / 'nothing')])
 
 
 def test_a_run_the_emulator_limited_is_left_out_of_the_means_and_marked():
-    config = {'k': 4, 'seeds': [1, 2], 'hosts': 16, 'bw': 20.0,
+    config = {'backend': 'emulator', 'k': 4, 'seeds': [1, 2], 'hosts': 16, 'bw': 20.0,
               'schemes': ['nonblocking', 'twolevel'], 'patterns': ['random']}
     cpu = {'cpu_busy_pct': 50.0, 'ovs_vswitchd_cpu_pct': 20.0}
     ok, limited = {'ok': True}, {'ok': False, 'limited_by': ['machine idle 2.0% < 10%']}

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from scripts.fattree.classifier_difference import main
+from scripts.runner.records import RESULTS_SCHEMA
 
 
 def write_run(path, seed, rates, moves=None, returning=0):
@@ -13,8 +14,9 @@ def write_run(path, seed, rates, moves=None, returning=0):
     ``moves`` logged classifier moves per run (None: a run from before they were recorded),
     the first ``returning`` of them of server -> client streams (not to iperf3's port)."""
     path.mkdir()
-    config = {'k': 4, 'bw': 2, 'hosts': 16, 'seeds': [seed]}
-    runs = [{'pattern': p, 'scheme': s, 'rep': 0, 'aggregate_mbps': mbps, 'cpu_busy_pct': 50.0,
+    config = {'experiment': 'bisection', 'backend': 'emulator', 'k': 4, 'bw': 2, 'queue': 50, 'hosts': 16,
+              'seeds': [seed]}
+    runs = [{'pattern': p, 'scheme': s, 'rep': 0, 'aggregate_mbps': mbps, 'flows': [], 'cpu_busy_pct': 50.0,
              'ovs_vswitchd_cpu_pct': 40.0} for (p, s), mbps in rates.items()]
     if moves is not None:
         for run in runs:
@@ -24,7 +26,7 @@ def write_run(path, seed, rates, moves=None, returning=0):
                          '10.0.0.2->10.1.0.2 tcp/5201' for i in range(moves)]
                 run['controller_decisions'] = [line for f in flows for line in (
                     'classifier: a0_3 %s port None -> 2' % f, 'classifier: e0_0 %s port 2 -> 3' % f)]
-    (path / 'results.json').write_text(json.dumps({'config': config, 'runs': runs}))
+    (path / 'results.json').write_text(json.dumps({'schema': RESULTS_SCHEMA, 'config': config, 'runs': runs}))
     return str(path)
 
 

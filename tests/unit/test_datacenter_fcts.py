@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from scripts.experiments.workload_report import CSV_COLUMNS
+from scripts.runner.records import FLOW_COLUMNS, RESULTS_SCHEMA
 from scripts.experiments import datacenter_fcts as fcts
 
-CONFIG = {'backend': 'sim', 'k': 8, 'bw': 10000.0, 'queue': 150, 'seconds': 0.01, 'pattern': 'all-to-all',
+CONFIG = {'experiment': 'workload', 'backend': 'sim', 'sender_queue': 'drop-tail', 'k': 8, 'bw': 10000.0, 'queue': 150, 'seconds': 0.01, 'pattern': 'all-to-all',
           'seeds': [1], 'min_rto_ms': 1.0, 'control_delay_ms': 0.1, 'period_s': 0.001, 'link_delay_us': 1.0,
           'drain': 0.1, 'cdf': 'web-search', 'fail': [], 'tcp': 'cubic', 'ecn_threshold_packets': 0}
 
@@ -23,16 +23,18 @@ def write_run(path, slowdowns, host_queue_drops=None, **config):
             rows.append({'scheme': scheme, 'seed': 1, 'load': load, 'src': 'h0_0_2', 'dst': 'h1_0_2',
                          'size_bytes': size, 'start_s': 0.0, 'fct_s': '' if slowdown is None else slowdown / 1e3,
                          'ideal_fct_s': 1e-3, 'slowdown': '' if slowdown is None else slowdown})
-        simulation = {'wall_s': 60.0, 'events': 1000, 'queue_drops': 7, 'ecn_marked': 3}
+        simulation = {'events': 1000, 'queue_drops': 7, 'ecn_marked': 3}
         if host_queue_drops is not None:
             simulation['host_queue_drops'] = host_queue_drops
-        runs.append({'scheme': scheme, 'seed': 1, 'load': load, 'simulation': simulation})
+        runs.append({'scheme': scheme, 'seed': 1, 'load': load, 'flows': len(flows),
+                     'finished': sum(1 for _, slowdown in flows if slowdown is not None), 'simulation': simulation,
+                     'ran_on': {'wall_s': 60.0}})
     path.mkdir()
     with open(path / 'flows.csv', 'w', newline='') as f:
-        writer = csv.DictWriter(f, CSV_COLUMNS)
+        writer = csv.DictWriter(f, FLOW_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
-    (path / 'summary.json').write_text(json.dumps({'config': config, 'runs': runs}))
+    (path / 'summary.json').write_text(json.dumps({'schema': RESULTS_SCHEMA, 'config': config, 'runs': runs}))
     return str(path)
 
 

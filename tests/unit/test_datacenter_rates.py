@@ -5,8 +5,9 @@ import json
 import pytest
 
 from scripts.experiments import datacenter_rates as rates
+from scripts.runner.records import RESULTS_SCHEMA
 
-CONFIG = {'backend': 'sim', 'k': 4, 'bw': 1000.0, 'queue': 50, 'duration': 0.1, 'omit': 0.05, 'hosts': 16,
+CONFIG = {'experiment': 'bisection', 'backend': 'sim', 'sender_queue': 'drop-tail', 'k': 4, 'bw': 1000.0, 'queue': 50, 'duration': 0.1, 'omit': 0.05, 'hosts': 16,
           'min_rto_ms': 10.0, 'control_delay_ms': 1.0, 'period_s': 0.01, 'patterns': ['random', 'stride-4'],
           'schemes': ['nonblocking', 'twolevel', 'scheduler'],
           'machine': {'cpu_count': 2, 'processor': 'Test CPU'}}
@@ -16,10 +17,10 @@ def write_run(path, seeds, aggregates, **config):
     """A finished run's results.json: ``aggregates`` {(pattern, scheme, seed): Mbit/s}."""
     config = dict(CONFIG, seeds=seeds, **config)
     runs = [{'scheme': s, 'pattern': p, 'rep': seeds.index(seed), 'seed': seed, 'aggregate_mbps': mbps,
-             'simulation': {'wall_s': 10.0 + seed, 'events': 1, 'simulated_s': 0.15}}
+             'flows': [], 'simulation': {'events': 1, 'simulated_s': 0.15}, 'ran_on': {'wall_s': 10.0 + seed}}
             for (p, s, seed), mbps in aggregates.items() if seed in seeds]
     path.mkdir()
-    (path / 'results.json').write_text(json.dumps({'config': config, 'runs': runs}))
+    (path / 'results.json').write_text(json.dumps({'schema': RESULTS_SCHEMA, 'config': config, 'runs': runs}))
     return str(path)
 
 

@@ -99,7 +99,7 @@ def test_rows_and_summary_by_size_bucket():
     assert cells['<100KB'] == {'flows': 1, 'mean': 4.0, 'p50': 4.0, 'p99': 4.0}
     assert cells['100KB-10MB']['mean'] == 1.6 and '>10MB' not in cells
     assert cells['all']['flows'] == 2
-    assert '| emulator, faithful |' in report.format_table(summary, {})
+    assert '| emulator, faithful |' in report.format_table(summary, {'backend': 'emulator'})
 
 
 def test_outputs_have_the_issue_columns(tmp_path):
@@ -107,12 +107,16 @@ def test_outputs_have_the_issue_columns(tmp_path):
     results = {f['id']: {'id': f['id'], 'start_s': f['start_s'], 'fct_s': 1.0, 'bytes': f['size']} for f in flows}
     rows = report.flow_rows('twolevel', 1, 0.5, flows, results, lambda f: 0.5)
     runs = [dict(report.run_counts(rows), scheme='twolevel', seed=1, load=0.5, fidelity={'ok': False})]
-    config = {'k': 4, 'cdf': 'web-search', 'pattern': 'all-to-all', 'bw': 10, 'seeds': [1]}
+    config = {'experiment': 'workload', 'backend': 'emulator', 'k': 4, 'cdf': 'web-search', 'pattern': 'all-to-all',
+              'bw': 10, 'queue': 50, 'seeds': [1]}
     report.write_outputs(str(tmp_path), config, rows, report.summarize(rows, runs))
     header = (tmp_path / 'flows.csv').read_text().splitlines()[0]
     assert header == 'scheme,seed,load,src,dst,size_bytes,start_s,fct_s,ideal_fct_s,slowdown'
     saved = json.loads((tmp_path / 'summary.json').read_text())
     assert saved['runs'][0]['fidelity'] == {'ok': False} and saved['config']['k'] == 4
+    # what it wrote is what the one loader reads: the schema, and flows.csv's rows typed again
+    from scripts.runner.records import load_results
+    assert load_results(str(tmp_path))['rows'] == rows
     assert (tmp_path / 'slowdown_vs_load.png').exists() and (tmp_path / 'small_flow_fct_cdf.png').exists()
 
 

@@ -29,7 +29,7 @@ from scripts.experiments import defaults
 from scripts.experiments.bisection import QUEUE_PACKETS, SCHEMES, add_ovs_instances_argument, describe, judged, plan
 from scripts.experiments.bisection_report import summarize, write_outputs
 from scripts.experiments.patterns import PAPER_PATTERNS, check
-from scripts.runner import loop
+from scripts.runner import loop, records
 from scripts.emulator.benchmarks.rate_sweep_report import highest_faithful_rate, markdown, rate_row
 from topologies.fattree import FatTree
 
@@ -79,8 +79,7 @@ def rejudge(out):
         result = json.load(f)
     result['rates'] = []
     for bw_dir in sorted(glob.glob(os.path.join(out, 'bw-*')), key=lambda d: float(d.rsplit('-', 1)[1])):
-        with open(os.path.join(bw_dir, 'results.json')) as f:
-            saved = json.load(f)
+        saved = records.load_results(bw_dir)
         config, runs = saved['config'], saved['runs']
         for run in runs:
             recorded = {k: v for k, v in run['fidelity'].items() if k not in VERDICT_KEYS}
