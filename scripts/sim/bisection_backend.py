@@ -24,7 +24,7 @@ from scripts.sim.controller_loop import (
     CONTROL_DELAY_S, DYNAMIC_SCHEMES, ControllerLoop, SimulatorEnded, serve)
 from scripts.sim.failure_reaction import FailureReaction
 from scripts.sim.ns3 import build
-from scripts.sim.network import LINUX_MIN_RTO_MS, SimFailure, SimFlow, SimSettings, scenario_lines, sender_queue_of
+from scripts.sim.network import SimFailure, SimFlow, SimSettings, scenario_lines
 from topologies.fattree import FatTree
 from topologies.nonblocking import NonBlocking, host_name
 
@@ -127,8 +127,7 @@ def simulate(topo, scheme, flows, settings, progress=None, failures=(), control_
 def run_settings(config, seed):
     return SimSettings(link_mbps=config['bw'], stop_s=config['omit'] + config['duration'],
                        measure_from_s=config['omit'], queue_packets=config['queue'], seed=seed,
-                       min_rto_ms=config.get('min_rto_ms', LINUX_MIN_RTO_MS),
-                       sender_queue=sender_queue_of(config))
+                       min_rto_ms=config['min_rto_ms'], sender_queue=config['sender_queue'])
 
 
 # the run's config entries that set the schemes' parameters (scheme_parameters)

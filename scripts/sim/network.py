@@ -24,12 +24,6 @@ DROP_TAIL = 'drop-tail'
 SENDER_QUEUES = (FQ, DROP_TAIL)
 
 
-def sender_queue_of(config):
-    """A simulated run's hosts' send queues, from its config: runs from
-    before the option had ns-3's drop-tail."""
-    return config.get('sender_queue', DROP_TAIL)
-
-
 LINUX_MIN_RTO_MS = 200.0
 
 

@@ -21,7 +21,7 @@ import random
 from scripts.sim.bisection_backend import (
     WALL_S_PER_HOST_GBIT_S,
     EPHEMERAL_PORTS, scheme_network, scheme_params_of, simulate, simulation_record)
-from scripts.sim.network import SimFailure, SimFlow, SimSettings, sender_queue_of
+from scripts.sim.network import SimFailure, SimFlow, SimSettings
 from topologies.fattree import FatTree
 
 # ns-3's frames on a point-to-point link: PPP 2 bytes, IP 20, TCP 20 and its
@@ -106,7 +106,7 @@ def run_settings(config, seed, stop_s):
     return SimSettings(link_mbps=config['bw'], stop_s=stop_s, queue_packets=config['queue'],
                        link_delay_us=config['link_delay_us'], min_rto_ms=config['min_rto_ms'], tcp=config['tcp'],
                        ecn_threshold_packets=config['ecn_threshold_packets'], seed=seed,
-                       sender_queue=sender_queue_of(config))
+                       sender_queue=config['sender_queue'])
 
 
 def failure_arguments(topo, scheme, config):

@@ -22,7 +22,7 @@ def test_alone_at_line_rate_and_sharing_an_uplink_halved():
 
 def scheduled_pair(**config):
     """The record of one run of the scheduler with one flow, h0_0_2 to h1_0_2."""
-    config = dict({'k': 4, 'queue': 50, 'seeds': [7], 'patterns': ['pair'], 'schemes': ['scheduler']}, **config)
+    config = dict({'k': 4, 'queue': 50, 'min_rto_ms': 200.0, 'sender_queue': 'fq', 'seeds': [7], 'patterns': ['pair'], 'schemes': ['scheduler']}, **config)
     return bisection_backend.run_one(config, {'id': 'seed7/pair/scheduler', 'scheme': 'scheduler', 'pattern': 'pair',
                                               'rep': 0, 'seed': 7, 'flows': [['h0_0_2', 'h1_0_2']]},
                                      progress=lambda line: None)

@@ -18,7 +18,7 @@ TOPO = FatTree(4)
 CONFIG = {'backend': 'sim', 'k': 4, 'bw': 20.0, 'queue': 50, 'loads': [0.3], 'seconds': 2.0,
           'pattern': 'all-to-all', 'schemes': ['nonblocking', 'twolevel'], 'seeds': [37], 'fail': [],
           'drain': None, 'hosts': 16, 'control_delay_ms': 1.0, 'min_rto_ms': 200.0, 'link_delay_us': 1.0,
-          'tcp': 'cubic', 'ecn_threshold_packets': 0}
+          'tcp': 'cubic', 'ecn_threshold_packets': 0, 'sender_queue': 'fq'}
 
 
 def flow_fields(line):

@@ -50,7 +50,11 @@ def _simulate(k, link_mbps, simulated_s, progress):
     from scripts.sim.ns3 import build
     from topologies.fattree import FatTree
 
-    config = {'k': k, 'bw': link_mbps, 'omit': 0.0, 'duration': simulated_s, 'queue': QUEUE_PACKETS}
+    from scripts.experiments import defaults
+    from scripts.sim.network import SimSettings
+    # the hosts as a bisection at this rate has them: its minimum RTO, the default send queues
+    config = {'k': k, 'bw': link_mbps, 'omit': 0.0, 'duration': simulated_s, 'queue': QUEUE_PACKETS,
+              'min_rto_ms': defaults.simulated(link_mbps)['min_rto_ms'][0], 'sender_queue': SimSettings.sender_queue}
     pairs = seeded(PATTERN, FatTree(k), SEED)
     build.simulator()  # a source changed since: the compiler's time is no part of the case's
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
