@@ -1,6 +1,6 @@
 """The bisection experiment on the packet-level simulator: each run exports
 the scheme's rules (scripts/sim/rules_export.py, the controller's own
-pure code), writes the scenario (scripts/sim/network.py), runs
+pure code), writes the scenario (scripts/sim/scenario.py), runs
 scripts/sim/ns3/fattree_sim and reads its per-flow goodput. The dynamic
 schemes run with their controller in the loop (scripts/sim/controller_loop.py:
 the app's own strategies, polled in simulated time, their flow-mods applied a
@@ -24,7 +24,7 @@ from scripts.sim.controller_loop import (
     CONTROL_DELAY_S, DYNAMIC_SCHEMES, ControllerLoop, SimulatorEnded, serve)
 from scripts.sim.failure_reaction import FailureReaction
 from scripts.sim.ns3 import build
-from scripts.sim.network import SimFailure, SimFlow, SimSettings, scenario_lines
+from scripts.sim.scenario import SimFailure, SimFlow, SimSettings, scenario_lines
 from topologies.fattree import FatTree
 from topologies.nonblocking import NonBlocking, host_name
 

@@ -6,7 +6,7 @@ own, so it refuses them."""
 from controller.fattree.scheme_parameters import DEFAULTS as SCHEME_DEFAULTS, timers_for_period
 from scripts.argtypes import positive
 from scripts.sim.controller_loop import CONTROL_DELAY_S
-from scripts.sim.network import LINUX_MIN_RTO_MS, SENDER_QUEUES, SimSettings
+from scripts.sim.scenario import LINUX_MIN_RTO_MS, SENDER_QUEUES, SimSettings
 
 
 def add_arguments(p):

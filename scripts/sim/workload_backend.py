@@ -21,7 +21,7 @@ import random
 from scripts.sim.bisection_backend import (
     WALL_S_PER_HOST_GBIT_S,
     EPHEMERAL_PORTS, scheme_network, scheme_params_of, simulate, simulation_record)
-from scripts.sim.network import SimFailure, SimFlow, SimSettings
+from scripts.sim.scenario import SimFailure, SimFlow, SimSettings
 from topologies.fattree import FatTree
 
 # ns-3's frames on a point-to-point link: PPP 2 bytes, IP 20, TCP 20 and its

@@ -143,7 +143,7 @@ def test_the_mutual_import_rule_catches_a_pair():
     assert mutual({'scripts.sim': {'scripts.experiments'}, 'scripts.experiments': {'scripts.sim'}}) == [
         ('scripts.experiments', 'scripts.sim')]
     assert package_of('scripts.sim.benchmarks.speed') == 'scripts.sim.benchmarks'
-    assert package_of('scripts.sim.network') == 'scripts.sim'
+    assert package_of('scripts.sim.scenario') == 'scripts.sim'
 
 
 def test_nothing_outside_the_runner_loops_over_a_plan():

@@ -2,7 +2,7 @@
 milliseconds): a flow alone on its path gets line rate, two flows that
 two-level routing puts on one uplink share it."""
 from scripts.sim import bisection_backend
-from scripts.sim.network import DROP_TAIL, SimFlow, SimSettings
+from scripts.sim.scenario import DROP_TAIL, SimFlow, SimSettings
 from topologies.fattree import FatTree
 
 

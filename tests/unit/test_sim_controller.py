@@ -9,7 +9,7 @@ from controller.fattree.classifier import FlowKey
 from controller.fattree.scheme_table0_rules import COOKIE_FLOW, flow_rule
 from scripts.sim import bisection_backend, controller_loop
 from scripts.sim.controller_loop import ControllerLoop, ProtocolError, flow_of_record, serve
-from scripts.sim.network import SimFlow, SimSettings
+from scripts.sim.scenario import SimFlow, SimSettings
 from scripts.sim.rules_export import rule_line
 from topologies.addressing import ip_to_int
 from topologies.fattree import FatTree

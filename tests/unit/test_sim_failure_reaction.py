@@ -14,7 +14,7 @@ from controller.openflow.staging import update_stages
 from scripts.sim import bisection_backend
 from scripts.sim.controller_loop import ControllerLoop, ProtocolError, serve
 from scripts.sim.failure_reaction import FailureReaction, op_line
-from scripts.sim.network import SimFailure, SimFlow, SimSettings, scenario_lines
+from scripts.sim.scenario import SimFailure, SimFlow, SimSettings, scenario_lines
 from scripts.sim.ns3 import build
 from scripts.sim.rules_export import export_switches, group_line, rule_line
 from topologies.fattree import FatTree

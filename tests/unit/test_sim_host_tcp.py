@@ -6,7 +6,7 @@ ns-3's own sockets this run stops 1.06 ms in on NS_ASSERT "From
 OPEN->DISORDER but with 4 dup ACKs", as the classifier on DCTCP at 70%
 web-search load did at 10 Gbit/s."""
 from scripts.sim import bisection_backend
-from scripts.sim.network import SimFlow, SimSettings
+from scripts.sim.scenario import SimFlow, SimSettings
 from topologies.fattree import FatTree
 
 

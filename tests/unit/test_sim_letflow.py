@@ -11,7 +11,7 @@ from controller.fattree.scheme_parameters import SchemeParameterError, scheme_co
 from scripts.experiments import bisection
 from scripts.emulator.bisection_backend import Fabrics
 from scripts.sim import bisection_backend, rules_export
-from scripts.sim.network import SimFlow, SimSettings
+from scripts.sim.scenario import SimFlow, SimSettings
 from tests.unit.test_sim_pipeline import path_trace  # noqa: F401 (the fixture: the built driver)
 from topologies.fattree import FatTree
 

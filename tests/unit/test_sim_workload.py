@@ -10,7 +10,7 @@ import pytest
 from scripts.experiments import workload, workload_report as report
 from scripts.runner import loop
 from scripts.sim import bisection_backend, workload_backend
-from scripts.sim.network import SimFailure, SimFlow, SimSettings, scenario_lines
+from scripts.sim.scenario import SimFailure, SimFlow, SimSettings, scenario_lines
 from scripts.workloads.flow_sizes import WEB_SEARCH
 from topologies.fattree import FatTree
 

@@ -51,7 +51,7 @@ def _simulate(k, link_mbps, simulated_s, progress):
     from topologies.fattree import FatTree
 
     from scripts.experiments import defaults
-    from scripts.sim.network import SimSettings
+    from scripts.sim.scenario import SimSettings
     # the hosts as a bisection at this rate has them: its minimum RTO, the default send queues
     config = {'k': k, 'bw': link_mbps, 'omit': 0.0, 'duration': simulated_s, 'queue': QUEUE_PACKETS,
               'min_rto_ms': defaults.simulated(link_mbps)['min_rto_ms'][0], 'sender_queue': SimSettings.sender_queue}
@@ -194,7 +194,7 @@ def main(argv=None):
         with open(args.markdown) as f:
             print(markdown(json.load(f)))
         return 0
-    from scripts.sim.network import SimSettings
+    from scripts.sim.scenario import SimSettings
     before = os.getloadavg()
     result = benchmark(list(args.cases), None if args.no_target else TARGET, progress)
     result.update({'backend': 'sim', 'machine': machine(), 'build': _build_description(), 'scheme': SCHEME,

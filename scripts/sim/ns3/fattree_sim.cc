@@ -10,7 +10,7 @@
 // device queue is the switch's drop-tail queue.  Hosts run ns-3's TCP.
 //
 // Input: a scenario file of "key value..." lines written by
-// scripts/sim/network.py (see ReadScenario).  Output: JSON on stdout (flows'
+// scripts/sim/scenario.py (see ReadScenario).  Output: JSON on stdout (flows'
 // bytes, drops, every rule's counters); progress on stderr.
 //
 // With a "controller" line the controller is in the loop (ControllerLink):

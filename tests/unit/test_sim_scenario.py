@@ -2,7 +2,7 @@
 addresses verbatim, the settings, and bad flows or failures named."""
 import pytest
 
-from scripts.sim.network import SimFailure, SimFlow, SimSettings, detection_delay_ms, scenario_lines
+from scripts.sim.scenario import SimFailure, SimFlow, SimSettings, detection_delay_ms, scenario_lines
 from topologies.fattree import FatTree
 from topologies.nonblocking import NonBlocking
 
