@@ -24,7 +24,7 @@ from scripts.experiments.workload_report import BUCKETS, slowdown_stats
 from scripts.results import write_result_file
 from scripts.experiments.datacenter_rates import SCHEME_ORDER, link_rate
 from scripts.runner.records import load_results
-from scripts.sim.network import TCP_VARIANTS
+from scripts.sim.scenario import TCP_VARIANTS
 
 SMALL_BELOW_BYTES = BUCKETS[0][2]
 SIZES = ('small', 'large')

@@ -57,7 +57,7 @@ from scripts.experiments.patterns import WORKLOAD_PATTERNS
 from scripts.results import machine
 from scripts.runner import backends, options as runner_options
 from scripts.sim import controller_options
-from scripts.sim.network import TCP_VARIANTS, SimSettings
+from scripts.sim.scenario import TCP_VARIANTS, SimSettings
 from scripts.workloads.flow_sizes import CdfError, cdf_of, check_load
 from topologies.fattree import FatTree
 
