@@ -11,6 +11,7 @@ newer, so calling this again is cheap.
 
 import argparse
 import ctypes.util
+import fcntl
 import importlib.util
 import shutil
 import subprocess
@@ -87,21 +88,31 @@ def allocator_flags():
 def build_program(source: Path, target: Path, headers=(), with_ns3: bool = False,
                   force: bool = False) -> Path:
     """Compile one C++ program with g++ (and the ns3 package's headers and
-    libraries when ``with_ns3``), unless ``target`` is newer than its sources."""
-    if force or _stale(target, [source, *headers, Path(__file__)]):  # this file: the flags
-        command = [compiler(), *CXXFLAGS]
-        if with_ns3:
-            root = ns3_root()
-            lib_dir = root / "lib64"
-            # No NS3_LOG_ENABLE: our own code logs nothing through ns-3, so its
-            # NS_LOG calls compile away (the libraries' are compiled in the wheel).
-            command += [f"-I{root / 'include'}", str(source), "-o", str(target),
-                        f"-L{lib_dir}", f"-Wl,-rpath,{lib_dir}", *_ns3_libraries(lib_dir),
-                        *allocator_flags()]
-        else:
-            command += [str(source), "-o", str(target)]
-        target.parent.mkdir(exist_ok=True)
-        _compile(command, target)
+    libraries when ``with_ns3``), unless ``target`` is newer than its sources.
+    One build at a time per target, under a lock: the runner's processes
+    each ask for the simulator as a run starts, and the program appears
+    whole (compiled beside it, then renamed) while others run the old one."""
+    sources = [source, *headers, Path(__file__)]  # this file: the flags
+    if not (force or _stale(target, sources)):
+        return target
+    target.parent.mkdir(exist_ok=True)
+    with open(target.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if force or _stale(target, sources):  # another process may have built it while this one waited
+            partial = target.with_name(target.name + ".partial")
+            command = [compiler(), *CXXFLAGS]
+            if with_ns3:
+                root = ns3_root()
+                lib_dir = root / "lib64"
+                # No NS3_LOG_ENABLE: our own code logs nothing through ns-3, so its
+                # NS_LOG calls compile away (the libraries' are compiled in the wheel).
+                command += [f"-I{root / 'include'}", str(source), "-o", str(partial),
+                            f"-L{lib_dir}", f"-Wl,-rpath,{lib_dir}", *_ns3_libraries(lib_dir),
+                            *allocator_flags()]
+            else:
+                command += [str(source), "-o", str(partial)]
+            _compile(command, target)
+            partial.replace(target)
     return target
 
 
