@@ -474,8 +474,16 @@ def letflow_load(root):
 # --- pages ---------------------------------------------------------------------------------------
 
 def pages(root):
-    """README.md and every docs page, relative to ``root``."""
-    return ['README.md'] + sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, 'docs', '*.md')))
+    """README.md, every docs page and every study's page, relative to ``root``."""
+    return ['README.md'] + sorted(os.path.relpath(p, root) for pattern in ('*.md', 'studies/*.md')
+                                  for p in glob.glob(os.path.join(root, 'docs', pattern)))
+
+
+def relinked(table, page):
+    """A rendered table's links to results/ (written for a page in docs/)
+    from ``page``, which may sit deeper (docs/studies/)."""
+    depth = os.path.normpath(page).count(os.sep) - 1
+    return table if depth <= 0 else table.replace('](../results/', '](%sresults/' % ('../' * (depth + 1)))
 
 
 def render_text(text, render, page='page'):
@@ -503,7 +511,7 @@ def render_text(text, render, page='page'):
             end += 1
         if end == len(lines) or lines[end].strip() != END:
             raise MarkerError('%s:%d: table %r is not closed by %s' % (page, i + 1, name, END))
-        out += [lines[i], ''] + render(name).strip('\n').split('\n') + ['', lines[end]]
+        out += [lines[i], ''] + relinked(render(name), page).strip('\n').split('\n') + ['', lines[end]]
         i = end + 1
     return '\n'.join(out)
 

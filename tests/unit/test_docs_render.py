@@ -25,7 +25,7 @@ def read(path):
 def copy_of_pages(tmp_path, results=None):
     """A root holding copies of README.md and docs/*.md, and ``results``
     (default: the checkout's results/, linked)."""
-    (tmp_path / 'docs').mkdir()
+    (tmp_path / 'docs' / 'studies').mkdir(parents=True)
     for page in docs.pages(ROOT):
         shutil.copy(os.path.join(ROOT, page), tmp_path / page)
     os.symlink(results or os.path.join(ROOT, 'results'), tmp_path / 'results')
@@ -117,11 +117,15 @@ def test_the_readme_is_a_front_door():
         assert command in first_screen
 
 
-def test_the_readme_links_every_docs_page_and_each_exists():
+def test_the_readme_links_every_guide_and_a_guide_every_study():
     linked = set(re.findall(r'\]\((docs/[^)#]+\.md)', read('README.md')))
-    assert linked == {page for page in docs.pages(ROOT) if page.startswith('docs/')}
+    guides = {page for page in docs.pages(ROOT) if os.path.dirname(page) == 'docs'}
+    assert linked == guides
     for page in linked:
         assert os.path.exists(os.path.join(ROOT, page)), page
+    from_guides = {os.path.normpath(os.path.join('docs', target)) for guide in guides
+                   for target in re.findall(r'\]\((studies/[^)#]+\.md)', read(guide))}
+    assert {page for page in docs.pages(ROOT) if page.startswith('docs/studies/')} <= from_guides
 
 
 def slug(heading):
