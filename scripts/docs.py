@@ -1,7 +1,7 @@
 """The measured tables of README.md and docs/*.md, rendered from the
 results files under results/.
 
-    python -m scripts.docs            # rewrite every page's tables in place
+    python -m scripts.docs            # rewrite every page's tables in place, draw the plots they link to
     python -m scripts.docs --check    # exit 1 naming the pages whose tables differ
 
 In a page, a measured table sits between two markers:
@@ -471,6 +471,82 @@ def letflow_load(root):
             '(../results/letflow/load/load_sweep.png)' % (' '.join(map(str, result['seeds'])), result['workload']))
 
 
+# --- plots ---------------------------------------------------------------------------------------
+# The plots the tables link to are drawn from the committed results beside
+# them, not committed themselves: ``python -m scripts.docs`` draws them
+# (matplotlib), ``--check`` reads none.
+
+def _draw_bisection(study, root, path):
+    from scripts.experiments.bisection_report import plot, summarize
+    _, saved = study_results(root, study)
+    plot(path, summarize(saved['runs'], saved['config']), saved['config'])
+
+
+def _draw_workload(study, root, path):
+    from scripts.experiments.workload_report import plot
+    run_dir, saved = study_results(root, study)
+    plot(os.path.join(root, run_dir), saved['config'], saved['rows'], saved)  # draws both of the run's plots
+
+
+def _draw_from(results, draw, root, path):
+    """``draw`` (a function of the results file's content and the plot's
+    path, named 'module:function') applied to ``results``."""
+    module, function = draw.split(':')
+    getattr(importlib.import_module(module), function)(_load(root, results), path)
+
+
+def _draw_kevin_emulation(root, path):
+    from scripts.kevin.report import plot_emulation
+    result = _load(root, 'results/kevin/emulation.json')
+    plot_emulation(result['summary'], path, result['config'])
+
+
+def _draw_kevin_model(root, path):
+    from scripts.kevin.report import plot_model
+    result = _load(root, 'results/kevin/model_path_length.json')
+    schemes = [key for key in result['means'][0] if key not in ('n', 'load') and not key.endswith('_weighted')]
+    plot_model(path, result['means'], schemes, sorted({r['n'] for r in result['means']}), result['seeds'])
+
+
+# {plot path (under the root): what draws it}
+FILE_PLOTS = {
+    'results/letflow/markov/fig7_markov.png': ('results/letflow/markov/results.json',
+                                               'scripts.letflow.plots:markov_distribution'),
+    'results/letflow/markov/fig8_delta_range.png': ('results/letflow/markov/results.json',
+                                                    'scripts.letflow.plots:markov_delta_range'),
+    'results/letflow/elasticity/fig5_elasticity.png': ('results/letflow/elasticity/results.json',
+                                                       'scripts.letflow.plots:elasticity'),
+    'results/letflow/load/load_sweep.png': ('results/letflow/load/results.json', 'scripts.letflow.plots:load_sweep'),
+}
+
+
+def plots(root=ROOT):
+    """{plot path under ``root``: a function of the root and that path
+    drawing it}; one function may draw several (a workload run's two)."""
+    drawn = {'results/kevin/emulation.png': _draw_kevin_emulation,
+             'results/kevin/model_path_length.png': _draw_kevin_model}
+    for path, (results, draw) in FILE_PLOTS.items():
+        drawn[path] = functools.partial(_draw_from, results, draw)
+    for study in BISECTION_STUDIES.values():
+        drawn[os.path.join(load_study(root, study)['results'], 'bisection.png')] = functools.partial(
+            _draw_bisection, study)
+    for study in WORKLOAD_STUDIES.values():
+        draw = functools.partial(_draw_workload, study)
+        for name in ('slowdown_vs_load.png', 'small_flow_fct_cdf.png'):
+            drawn[os.path.join(load_study(root, study)['results'], name)] = draw
+    return drawn
+
+
+def draw_plots(root=ROOT):
+    """Draw every plot of ``plots``; the paths drawn."""
+    done = []
+    for path, draw in plots(root).items():
+        if draw not in done:
+            draw(root, os.path.join(root, path))
+            done.append(draw)
+    return sorted(plots(root))
+
+
 # --- pages ---------------------------------------------------------------------------------------
 
 def pages(root):
@@ -597,6 +673,7 @@ def main(argv=None):
             return 0
         written = write(args.root)
         print('rewrote: %s' % ', '.join(written) if written else 'every table already matches its results file')
+        print('drew %d plots from their results files' % len(draw_plots(args.root)))
         return 0
     except (MarkerError, OSError, KeyError) as err:
         print('scripts.docs: %s' % err, file=sys.stderr)

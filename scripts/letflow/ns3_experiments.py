@@ -32,6 +32,7 @@ import numpy as np
 from controller.letflow import markov
 from scripts.workloads.arrivals import poisson_flows
 from scripts.workloads.flow_sizes import workload
+from scripts.letflow import plots
 from scripts.letflow.ns3 import build
 from scripts.letflow.ns3.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
 from scripts.argtypes import add_seed_options, seeds_of
@@ -125,6 +126,18 @@ def _save(out_dir: Path, name: str, payload: dict, rows, seeds) -> Path:
     return target
 
 
+# A run's per-flow list and time series: kept in the sweep's run cache
+# (run_all's cache_dir), left out of a results file that would otherwise be
+# megabytes of what no table or plot reads.
+RUN_SERIES = ("flows", "fabric_series", "links", "flows_per_spine")
+
+
+def _run_record(result: dict) -> dict:
+    """A run's result without RUN_SERIES: its labels, summary, per-path
+    counts, drops and cost."""
+    return {k: v for k, v in result.items() if k not in RUN_SERIES}
+
+
 def _plt():
     import matplotlib
     matplotlib.use("Agg")
@@ -132,8 +145,7 @@ def _plt():
     return plt
 
 
-def _seeds_caption(seeds) -> str:
-    return f"{len(seeds)} run(s) per point, seed(s) {' '.join(map(str, seeds))}"
+_seeds_caption = plots.seeds_caption
 
 
 # ---------------------------------------------------------------- topologies
@@ -389,17 +401,9 @@ def exp_load(args):
                          **_fct_row(stats[(load, scheme)], ecmp), **_run_facts(runs, "L0->S1")})
     _print_rows(f"Load sweep, {args.workload} (Fig 1b, equal weights; normalised = mean FCT / "
                 "per-flow ECMP's at the same load)", rows)
-    target = _save(args.out, "load", {"runs": results, "rows": rows, "workload": args.workload}, rows, seeds)
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for scheme in LOAD_SCHEMES:
-        points = [r for r in rows if r["scheme"] == scheme]
-        ax.errorbar([100 * r["load"] for r in points], [r["mean_fct_ms"] for r in points],
-                    yerr=[2 * (r["se_ms"] or 0) for r in points], fmt="o-", capsize=3,
-                    label=f"{GRANULARITY[scheme]} (mean ± 2 s.e.)")
-    ax.set_yscale("log")
-    _save_plot(fig, ax, "offered load (% of the fabric's capacity)", "mean FCT (ms)",
-               target / "load_sweep.png", f"Fig. 1b, equal weights, {args.workload}; {_seeds_caption(seeds)}")
+    target = _save(args.out, "load", {"runs": [_run_record(r) for r in results], "rows": rows,
+                                      "workload": args.workload}, rows, seeds)
+    plots.load_sweep(json.loads((target / "results.json").read_text()), target / "load_sweep.png")
     return rows
 
 
@@ -429,18 +433,7 @@ def exp_elasticity(args):
                      "last_change_ms": _last_change_ms(series)})
     _print_rows("Elasticity (paper Fig 5: settles at 20 on 40G / 5 on 10G within ~30 ms)", rows)
     target = _save(args.out, "elasticity", {"runs": results, "rows": rows}, rows, seeds)
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for r in results:
-        s = np.array(r["flows_per_spine"])
-        ax.step(s[:, 0] * 1e3, s[:, 1], where="post", color="C0", alpha=0.7)
-        ax.step(s[:, 0] * 1e3, s[:, 2], where="post", color="C1", alpha=0.7)
-    ax.plot([], [], color="C0", label="40 Gbps path")
-    ax.plot([], [], color="C1", label="10 Gbps path")
-    ax.axhline(20, color="C0", ls=":")
-    ax.axhline(5, color="C1", ls=":")
-    _save_plot(fig, ax, "time (ms)", "flows on path", target / "fig5_elasticity.png",
-               f"25 flows, 40 / 10 Gbps paths; one line per run, {_seeds_caption(seeds)}")
+    plots.elasticity(json.loads((target / "results.json").read_text()), target / "fig5_elasticity.png")
     return rows
 
 
@@ -483,31 +476,9 @@ def exp_markov(args):
     target = _save(args.out, "markov", {"steps": steps, "packet_bytes": markov.DEFAULT_PACKET_BYTES,
                                         "burst_fig8": args.burst, "fig7": fig7, "fig7_rows": rows,
                                         "fig8": sweep}, rows + sweep, [])
-    plt = _plt()
-    fig, axes = plt.subplots(1, 5, figsize=(13, 2.8), sharey=True)
-    for ax, (delta_us, dist) in zip(axes, fig7.items()):
-        ax.bar(range(101), dist, width=1)
-        ax.axvline(80, color="red", ls=":")
-        ax.set_title(f"Δ = {delta_us} µs")
-        ax.set_xlabel("flows on path 1 (n1)")
-    axes[0].set_ylabel("probability")
-    fig.suptitle("exact Markov chain (no random seed)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(target / "fig7_markov.png", dpi=120)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for i, case in enumerate(("20/10", "40/10")):
-        pts = [r for r in sweep if r["paths_gbps"] == case and r["delta_min_us"]]
-        x = [r["mean_flow_rate_gbps"] for r in pts]
-        ax.plot(x, [r["delta_min_us"] for r in pts], "v-", color=f"C{i}", label=f"{case} Δmin")
-        ax.plot(x, [r["delta_max_us"] for r in pts], "^--", color=f"C{i}", label=f"{case} Δmax")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("mean flow rate (C1+C2)/n (Gbps)")
-    ax.set_ylabel("flowlet timeout Δ (µs)")
-    ax.set_title("exact Markov chain (no random seed)", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(target / "fig8_delta_range.png", dpi=120)
+    saved = json.loads((target / "results.json").read_text())
+    plots.markov_distribution(saved, target / "fig7_markov.png")
+    plots.markov_delta_range(saved, target / "fig8_delta_range.png")
     return rows + sweep
 
 
