@@ -116,6 +116,7 @@ class FlowScheduler:
         self._orders = {}  # flow -> its search order (computed once per flow)
         self._order_runs = {}  # flow -> its search order as runs (_runs)
         self._core_ports = {}  # (core, pod) -> its port there: candidates ask it (k/2)^2 times a flow
+        self._up_port_lists = {}  # pod switch -> its upward ports (the model scans every port for them)
         # The search is a function of the reservations and the down links
         # alone: a flow whose search failed fails again until they change
         # (a rejected flow is reported every period, and a failing
@@ -142,12 +143,12 @@ class FlowScheduler:
             return []
         dst_pod = topo.pod_of(edge_d)
         result = []
-        for edge_port in topo.up_ports(edge_s):
+        for edge_port in self._up_ports(edge_s):
             agg_s, _ = topo.peer(edge_s, edge_port)
             if topo.pod_of(edge_s) == dst_pod:
                 result.append((agg_s, ((edge_s, agg_s), (agg_s, edge_d)), ((edge_s, edge_port),)))
                 continue
-            for agg_port in topo.up_ports(agg_s):
+            for agg_port in self._up_ports(agg_s):
                 core, _ = topo.peer(agg_s, agg_port)
                 core_port = self._core_ports.get((core, dst_pod))
                 if core_port is None:
@@ -157,21 +158,30 @@ class FlowScheduler:
                                ((edge_s, edge_port), (agg_s, agg_port))))
         return result
 
-    def two_level_via(self, flow):
+    def _up_ports(self, switch):
+        ports = self._up_port_lists.get(switch)
+        if ports is None:
+            ports = self._up_port_lists[switch] = self.topo.up_ports(switch)
+        return ports
+
+    def two_level_via(self, flow, candidates=None):
         """The core (inter-pod) or upper switch (intra-pod) of the flow's
-        two-level path; None when it has no choice."""
+        two-level path; None when it has no choice. ``candidates``: the
+        flow's, if already known."""
         src, dst = self._host(flow.src), self._host(flow.dst)
         hops = walk(self.topo, lambda switch, _, ip: self.tables[switch].lookup(ip),
                     src.name, dst.name)
         on_path = {switch for switch, _ in hops}
-        return next((via for via, _, _ in self.candidates(flow) if via in on_path), None)
+        if candidates is None:
+            candidates = self.candidates(flow)
+        return next((via for via, _, _ in candidates if via in on_path), None)
 
     def search_order(self, flow):
         """The candidates from the flow's two-level path on, cyclically."""
         if flow not in self._orders:
             candidates = self.candidates(flow)
             vias = [via for via, _, _ in candidates]
-            start = vias.index(self.two_level_via(flow)) if candidates else 0
+            start = vias.index(self.two_level_via(flow, candidates)) if candidates else 0
             self._orders[flow] = candidates[start:] + candidates[:start]
         return self._orders[flow]
 
