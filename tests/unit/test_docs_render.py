@@ -38,15 +38,15 @@ def test_every_page_matches_what_its_results_files_render_to():
 
 def test_a_hand_edited_figure_is_found_and_rewriting_restores_it(tmp_path, capsys):
     root = copy_of_pages(tmp_path)
-    page = tmp_path / 'docs' / 'fault-tolerance.md'
+    page = tmp_path / 'docs' / 'studies' / 'fault-detection.md'
     original = page.read_text()
     row = '| 16 | 2,048 | 4 | 1,024 | 2,050 ms | 1,998 | 6,150 ms |'
     assert row in original  # the bfd-defaults table as rendered from bfd_defaults.json
     page.write_text(original.replace(row, row.replace('6,150 ms', '6,000 ms')))
-    assert docs.check(root) == [('docs/fault-tolerance.md', ['bfd-defaults'])]
+    assert docs.check(root) == [('docs/studies/fault-detection.md', ['bfd-defaults'])]
     assert docs.main(['--check', '--root', root]) == 1
-    assert 'docs/fault-tolerance.md: tables differ from their results: bfd-defaults' in capsys.readouterr().out
-    assert docs.write(root) == ['docs/fault-tolerance.md']
+    assert 'docs/studies/fault-detection.md: tables differ from their results: bfd-defaults' in capsys.readouterr().out
+    assert docs.write(root) == ['docs/studies/fault-detection.md']
     assert page.read_text() == original and docs.check(root) == []
 
 
