@@ -138,13 +138,6 @@ def _run_record(result: dict) -> dict:
     return {k: v for k, v in result.items() if k not in RUN_SERIES}
 
 
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 _seeds_caption = plots.seeds_caption
 
 
@@ -239,15 +232,6 @@ def _fct_row(stats, best):
 
 # ---------------------------------------------------------------- experiments
 
-def _save_plot(fig, ax, xlabel, ylabel, path, title):
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-
-
 def exp_fig1a(args):
     """Fig. 2 of the paper on the Fig. 1a topology: equal weights and S1 weighted
     2.4:1, per-flow / per-packet / flowlet; FCT normalised to the best run
@@ -269,7 +253,7 @@ def exp_fig1a(args):
             for (w, s) in stats]
     _print_rows("Fig 1a (paper Fig 2): mean FCT normalised to the best", rows)
     target = _save(args.out, "fig1a", {"runs": results, "rows": rows}, rows, seeds)
-    plt = _plt()
+    plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for i, scheme in enumerate(args.schemes):
         vals = [means[(w, scheme)] / best for w in settings]
@@ -314,7 +298,7 @@ def exp_weights(args):
             rows.append(row)
     _print_rows("Fig 3/4: weight sweep on Fig 1b (FCT normalised to the best)", rows)
     target = _save(args.out, "weights", {"runs": results, "rows": rows}, rows, seeds)
-    plt = _plt()
+    plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for scheme in args.schemes:
         ax.plot([100 * w for w in FIG3_WEIGHTS],
@@ -335,7 +319,7 @@ def exp_weights(args):
                 [r[f"s{spine}_mean_flowlet_kb"] or np.nan for r in flowlet_rows], "o-",
                 label=f"S{spine} path")
     ax.set_yscale("log")
-    _save_plot(fig, ax, "probability of the S0 path (%)", "mean flowlet size (KB)",
+    plots.finish_plot(fig, ax, "probability of the S0 path (%)", "mean flowlet size (KB)",
                target / "fig4_flowlet_sizes.png", f"LetFlow on Fig. 1b; {_seeds_caption(seeds)}")
     return rows
 
@@ -365,7 +349,7 @@ def exp_delta(args):
                 f"{ecmp * 1e3:.2f} ms)", rows)
     target = _save(args.out, "delta", {"runs": results, "rows": rows, "base_rtt_us": rtt,
                                        "ecmp_mean_fct_ms": ecmp * 1e3}, rows, seeds)
-    plt = _plt()
+    plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     letflow_rows = rows[:len(multiples)]
     ax.errorbar(multiples, [r["mean_fct_ms"] for r in letflow_rows],
@@ -373,7 +357,7 @@ def exp_delta(args):
                 fmt="o-", capsize=3, label="LetFlow (mean ± 2 s.e.)")
     ax.axhline(ecmp * 1e3, color="grey", ls="--", label="per-flow ECMP")
     ax.set_xscale("log")
-    _save_plot(fig, ax, f"flowlet timeout / base RTT ({rtt:.0f} us)", "mean FCT (ms)",
+    plots.finish_plot(fig, ax, f"flowlet timeout / base RTT ({rtt:.0f} us)", "mean FCT (ms)",
                target / "delta_sweep.png", f"Fig. 1b, equal weights; {_seeds_caption(seeds)}")
     return rows
 

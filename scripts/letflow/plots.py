@@ -5,7 +5,7 @@ file. Pure: imports no simulator, no controller."""
 import numpy as np
 
 
-def _plt():
+def pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -16,19 +16,19 @@ def seeds_caption(seeds) -> str:
     return f"{len(seeds)} run(s) per point, seed(s) {' '.join(map(str, seeds))}"
 
 
-def _finish(fig, ax, xlabel, ylabel, path, title):
+def finish_plot(fig, ax, xlabel, ylabel, path, title):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    _plt().close(fig)
+    pyplot().close(fig)
 
 
 def load_sweep(result, path):
     """Mean FCT against offered load, a line per scheme (the load experiment's rows)."""
-    plt = _plt()
+    plt = pyplot()
     rows = result["rows"]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for scheme in dict.fromkeys(r["scheme"] for r in rows):
@@ -37,13 +37,13 @@ def load_sweep(result, path):
                     yerr=[2 * (r["se_ms"] or 0) for r in points], fmt="o-", capsize=3,
                     label=f"{points[0]['granularity']} (mean ± 2 s.e.)")
     ax.set_yscale("log")
-    _finish(fig, ax, "offered load (% of the fabric's capacity)", "mean FCT (ms)", path,
+    finish_plot(fig, ax, "offered load (% of the fabric's capacity)", "mean FCT (ms)", path,
             f"Fig. 1b, equal weights, {result['workload']}; {seeds_caption(result['seeds'])}")
 
 
 def elasticity(result, path):
     """Flows on each path over time, one line per run (the elasticity experiment's runs)."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for r in result["runs"]:
         s = np.array(r["flows_per_spine"])
@@ -53,13 +53,13 @@ def elasticity(result, path):
     ax.plot([], [], color="C1", label="10 Gbps path")
     ax.axhline(20, color="C0", ls=":")
     ax.axhline(5, color="C1", ls=":")
-    _finish(fig, ax, "time (ms)", "flows on path", path,
+    finish_plot(fig, ax, "time (ms)", "flows on path", path,
             f"25 flows, 40 / 10 Gbps paths; one line per run, {seeds_caption(result['seeds'])}")
 
 
 def markov_distribution(result, path):
     """Fig. 7: the distribution of n1 for each Δ (the Markov experiment's fig7)."""
-    plt = _plt()
+    plt = pyplot()
     fig7 = result["fig7"]
     fig, axes = plt.subplots(1, len(fig7), figsize=(13, 2.8), sharey=True)
     for ax, (delta_us, dist) in zip(axes, fig7.items()):
@@ -76,7 +76,7 @@ def markov_distribution(result, path):
 
 def markov_delta_range(result, path):
     """Fig. 8: the Δ range that balances against the mean flow rate (the Markov experiment's fig8)."""
-    plt = _plt()
+    plt = pyplot()
     sweep = result["fig8"]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for i, case in enumerate(("20/10", "40/10")):
