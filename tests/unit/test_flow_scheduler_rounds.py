@@ -67,3 +67,14 @@ def test_the_search_node_limit_still_bounds_a_failing_rearrangement(monkeypatch)
     sched = FlowScheduler(TOPO, gc_timeout=3.0, clock=lambda: 0.0, rearrange=8)
     results = [sched.notify(f) for f in permutation_flows(0)]
     assert all(len(r) <= 1 for r in results)  # no search node: nothing is ever moved
+
+
+@pytest.mark.parametrize('k', [4, 8])
+def test_placement_builds_the_search_order_lazily_and_identically(k):
+    topo = FatTree(k)
+    sched = FlowScheduler(topo, gc_timeout=3.0, clock=lambda: 0.0)
+    hosts = topo.hosts
+    for src in hosts[::3]:
+        for dst in hosts:
+            flow = FlowKey(src.ip, dst.ip, 6, 5201)
+            assert list(sched._placement_order(flow)) == sched.search_order(flow)
