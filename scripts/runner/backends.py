@@ -74,8 +74,9 @@ def run(experiment, backend, config, run_spec, progress=None):
     measured = module(experiment, backend).run_one(config, run_spec, progress or prefixed(run_spec['id']))
     # the run's identity (its plan entry but the flows, which the record gives as measured), then what it measured
     record = dict({key: value for key, value in run_spec.items() if key != 'flows'}, **measured)
-    record['ran_on'] = {'host': socket.gethostname(), 'pid': os.getpid(),
-                        'wall_s': round(time.monotonic() - started, 2)}
+    # where and how long it ran, beside what the backend says the run cost (its CPU time, say)
+    record['ran_on'] = dict(measured.get('ran_on', {}), host=socket.gethostname(), pid=os.getpid(),
+                            wall_s=round(time.monotonic() - started, 2))
     return record
 
 

@@ -14,7 +14,6 @@ not run at larger k (recorded as skipped, with the reason): each round
 costs more as k grows.
 """
 import argparse
-import os
 import random
 import resource
 import time
@@ -49,10 +48,10 @@ def measure(k, scheme, periods, flows, scheme_params):
     cpu = time.process_time()
     record = run_one(config, {'scheme': scheme, 'pattern': 'random', 'seed': SEED, 'rep': 0, 'flows': flows},
                      lambda line: print(line, flush=True))
-    simulation = record['simulation']
-    rounds = simulation.get('round_cpu_s', [])
+    cost = record['ran_on']
+    rounds = cost['round_cpu_s']
     return {'k': k, 'scheme': scheme, 'scheme_params': scheme_params, 'flows': len(flows), 'periods': periods,
-            'aggregate_mbps': record['aggregate_mbps'], 'wall_s': simulation['wall_s'],
+            'aggregate_mbps': record['aggregate_mbps'], 'wall_s': cost['model_wall_s'],
             'cpu_s': round(time.process_time() - cpu, 2), 'round_cpu_s': rounds,
             'first_round_cpu_s': rounds[0] if rounds else None,
             'max_later_round_cpu_s': max(rounds[1:]) if len(rounds) > 1 else None,
