@@ -65,6 +65,12 @@ def _rows(lines):
 # Tables that are their experiment's own Markdown of one results file:
 # {name: (results file, module, its function)}; the modules are pure.
 EXPERIMENT_TABLES = {
+    'flow-controller-rounds': ('results/flow/controller_rounds.json', 'scripts.flow.benchmarks.controller_rounds',
+                               'markdown'),
+    'flow-controller-rounds-first-fit': ('results/flow/controller_rounds_rearrange0.json',
+                                         'scripts.flow.benchmarks.controller_rounds', 'markdown'),
+    'flow-classifier-rounds': ('results/flow/controller_rounds_classifier.json',
+                               'scripts.flow.benchmarks.controller_rounds', 'markdown'),
     'ovs-port-cost': ('results/fattree/ovs_port_cost.json', 'scripts.emulator.benchmarks.ovs_port_cost', 'markdown'),
     'bfd-defaults': ('results/fattree/bfd_defaults.json', 'scripts.fattree.bfd_defaults_report', 'markdown'),
     'cluster': ('results/cluster/measure.json', 'scripts.emulator.benchmarks.cluster_report', 'markdown'),
