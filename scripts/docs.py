@@ -78,6 +78,8 @@ EXPERIMENT_TABLES = {
     'rate-sweep': ('results/rate_sweep/rate_sweep.json', 'scripts.emulator.benchmarks.rate_sweep_report', 'markdown'),
     'rate-sweep-amd-epyc': ('results/rate_sweep/amd-epyc-2-cores/rate_sweep.json',
                             'scripts.emulator.benchmarks.rate_sweep_report', 'markdown'),
+    'rate-sweep-amd-epyc-quiet': ('results/rate_sweep/amd-epyc-2-cores-quiet/rate_sweep.json',
+                                  'scripts.emulator.benchmarks.rate_sweep_report', 'markdown'),
     'calibration-machines': ('results/calibration/machines.json', 'scripts.emulator.benchmarks.rate_sweep_report',
                              'machines_markdown'),
     'latency': ('results/emulator/latency.json', 'scripts.emulator.benchmarks.latency', 'markdown'),

@@ -19,7 +19,7 @@ def measured(daemon_hop_mbps, host_mbps=2000.0, machine=MACHINE):
                                    daemon_hop_mbps=daemon_hop_mbps, host_mbps=host_mbps)
 
 
-# a 2-core Xeon's thread: 1,385 Mbit/s of shaped hops, 900 of them faithfully
+# a 2-core Xeon's thread: 1,385 Mbit/s of shaped hops, 526 of them faithfully
 XEON = measured(1385.0)
 ALL_SCHEMES = ['nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler']
 TABLE_2 = ['random', 'stride-1', 'stride-4', 'sameid-outgoing']
@@ -31,32 +31,35 @@ def test_rates_a_person_would_choose(mbps, nice):
     assert calibration.nice_rate_at_most(mbps) == nice
 
 
-def test_the_xeon_gets_the_rate_its_sweep_found():
-    """16 hosts x R x 5 switch hops within 900 Mbit/s: 10 Mbit/s (20 would need 1,600)."""
+def test_the_xeon_gets_one_step_below_the_rate_its_sweep_found():
+    """16 hosts x R x 5 switch hops within 526 Mbit/s: 5 Mbit/s (its sweep held 10, which needs 800)."""
     mbps, reason = calibration.default_link_mbps(XEON, FatTree(4), ALL_SCHEMES, TABLE_2, cores=2)
-    assert mbps == 10
-    assert '16 hosts x 10 Mbit/s x 5.0 switch hops (the longest path) = 800 Mbit/s of forwarding <= 1 daemon x 900' \
+    assert mbps == 5
+    assert '16 hosts x 5 Mbit/s x 5.0 switch hops (the longest path) = 400 Mbit/s of forwarding <= 1 daemon x 526' \
         in reason
-    assert 'at 20 Mbit/s 16 hosts x 20 Mbit/s x 5.0 switch hops (the longest path) = 1,600' in reason
+    assert 'at 10 Mbit/s 16 hosts x 10 Mbit/s x 5.0 switch hops (the longest path) = 800' in reason
 
 
 def test_a_slower_daemon_gets_a_step_lower():
-    assert calibration.default_link_mbps(measured(1000.0), FatTree(4), ALL_SCHEMES, TABLE_2, cores=2)[0] == 5
+    assert calibration.default_link_mbps(measured(1000.0), FatTree(4), ALL_SCHEMES, TABLE_2, cores=2)[0] == 2
 
 
 def test_random_alone_counts_its_mean_path():
-    # 900 / (16 x 67/15) = 12.6: still 10; a daemon of 1,900 gives 17.3 on Random, 15.4 on the longest path
-    assert calibration.default_link_mbps(XEON, FatTree(4), ALL_SCHEMES, ['random'], cores=2)[0] == 10
+    # 526 / (16 x 67/15) = 7.4: still 5; a daemon of 4,000 forwards 1,520 faithfully: 21.3 on Random, 19 on the
+    # longest path
+    assert calibration.default_link_mbps(XEON, FatTree(4), ALL_SCHEMES, ['random'], cores=2)[0] == 5
+    assert calibration.default_link_mbps(measured(4000.0), FatTree(4), ALL_SCHEMES, ['random'], cores=2)[0] == 20
+    assert calibration.default_link_mbps(measured(4000.0), FatTree(4), ALL_SCHEMES, TABLE_2, cores=2)[0] == 10
     assert calibration.forwarding_needed(FatTree(4), ['random'])[0] == pytest.approx(67 / 15)
     assert calibration.forwarding_needed(FatTree(4), ['random', 'stride-4'])[0] == 5
 
 
 def test_more_cores_more_daemons_higher_rates():
     """16 cores: up to 8 daemons; k=4 at 50 Mbit/s needs 4,000 Mbit/s of
-    forwarding, 5 daemons (measured faithful there on 4); 100 would need 9."""
+    forwarding, 8 daemons (measured faithful there on 4); 100 would need 16."""
     sixteen_cores = measured(1385.0, host_mbps=8000.0)
     mbps, reason = calibration.default_link_mbps(sixteen_cores, FatTree(4), ALL_SCHEMES, TABLE_2, cores=16)
-    assert mbps == 50 and '5 daemons x 900' in reason and '> 8 daemons x 900' in reason
+    assert mbps == 50 and '<= 8 daemons x 526' in reason and '> 8 daemons x 526' in reason
 
 
 def test_the_reference_alone_is_limited_by_the_hosts_side():
@@ -77,10 +80,10 @@ def test_a_fabric_too_large_for_the_machine_names_the_simulator():
 
 
 def test_the_policy_gets_the_faithful_share_of_the_measured_forwarding():
-    assert XEON.faithful_mbps_per_daemon == pytest.approx(900.25)
+    assert XEON.faithful_mbps_per_daemon == pytest.approx(526.3)
     config = XEON.as_config()
     assert config['key'] == 'Intel(R) Xeon(R) CPU @ 2.20GHz, 2 cores, Open vSwitch 3.1.0'
-    assert config['faithful_mbps_per_daemon'] == 900
+    assert config['faithful_mbps_per_daemon'] == 526
     assert calibration.Calibration.from_config(json.loads(json.dumps(config))) == XEON
 
 
@@ -119,9 +122,9 @@ def test_current_measures_once_and_says_so(tmp_path, monkeypatch):
 
 
 def test_the_policy_reads_the_calibration_for_shaped_links(monkeypatch):
-    monkeypatch.setattr(calibration, 'current', lambda: measured(700.0))  # 455 faithfully
+    monkeypatch.setattr(calibration, 'current', lambda: measured(700.0))  # 266 faithfully
     choice = daemon_policy.choose_for(FatTree(4), 50, cores=16)
-    assert choice.count == 8 and 'at 455 Mbit/s each' in choice.reason
+    assert choice.count == 8 and 'at 266 Mbit/s each' in choice.reason
 
 
 def test_the_chain_is_a_fat_trees_longest_path_with_k4s_hosts():
@@ -144,6 +147,9 @@ def test_the_machines_table_puts_each_sweep_beside_its_calibration():
     table = machines_markdown({'machines': [
         {'machine': 'AMD EPYC, 2 cores', 'sweep_highest_faithful_mbps': 5.0, 'predicted_mbps': 5,
          'calibration': dict(measured(1132.2, 734.0).as_config()), 'load': 'quiet'},
+        {'machine': 'AMD EPYC, 2 cores, busy', 'sweep_highest_faithful_mbps': None, 'predicted_mbps': None,
+         'calibration': dict(measured(403.0, 483.0).as_config()), 'load': 'busy'},
         {'machine': 'Intel Xeon, 2 cores', 'sweep_highest_faithful_mbps': 10.0, 'predicted_mbps': None}]})
-    assert '| AMD EPYC, 2 cores | 5 | 5 | 1,132 | 736 | 734 | 24.0 | quiet |' in table
+    assert '| AMD EPYC, 2 cores | 5 | 5 | 1,132 | 430 | 734 | 24.0 | quiet |' in table
+    assert '| AMD EPYC, 2 cores, busy | - | below 2: refused | 403 | 153 | 483 | 24.0 | busy |' in table
     assert '| Intel Xeon, 2 cores | 10 | - | not measured | not measured | not measured | not measured | - |' in table

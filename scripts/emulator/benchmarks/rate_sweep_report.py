@@ -51,6 +51,16 @@ def markdown(result):
     return '\n'.join(lines)
 
 
+def predicted_cell(row):
+    """The calibration's predicted rate, or why there is none: no
+    calibration, or one that refused the fabric (below the floor)."""
+    if row.get('calibration') is None:
+        return '-'
+    if row['predicted_mbps'] is None:
+        return 'below 2: refused'
+    return '%g' % row['predicted_mbps']
+
+
 def machines_markdown(machines):
     """One row per machine: its rate sweep's answer beside its calibration's
     prediction (results/calibration/machines.json)."""
@@ -66,7 +76,7 @@ def machines_markdown(machines):
         lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
             row['machine'],
             '-' if row['sweep_highest_faithful_mbps'] is None else '%g' % row['sweep_highest_faithful_mbps'],
-            '-' if row.get('predicted_mbps') is None else '%g' % row['predicted_mbps'],
+            predicted_cell(row),
             figure('daemon_hop_mbps'), figure('faithful_mbps_per_daemon'), figure('host_mbps'),
             figure('took_s', '{:.1f}'), row.get('load', '-')))
     return '\n'.join(lines)

@@ -15,8 +15,9 @@ What it rests on (measured, docs/emulator.md):
   hops of a flow) of that forwarding: a k=4 fat-tree 16 x R x 4.5.
 * On 16 cores, k=4, 4 daemons were faithful at 50 Mbit/s (3,580 Mbit/s of
   forwarding, 895 each) and 8 at 100 Mbit/s (7,150, 895 each), where one
-  daemon limited every run: a daemon stays faithful up to about 65% of what
-  its thread forwards (calibration.FAITHFUL_SHARE), ``per_daemon_mbps``.
+  daemon limited every run; a quiet 2-core AMD EPYC's daemon dropped packets
+  at 40% of what its thread forwards: a daemon is given a share of that
+  (calibration.FAITHFUL_SHARE), ``per_daemon_mbps``.
 * The hosts need cores too: on 2 cores two private daemons' poll loops
   left the machine 0-5% idle even at 5 Mbit/s, while one (the machine's)
   left it 40% idle and was faithful at 10 Mbit/s. Daemons get at most half
