@@ -49,7 +49,9 @@ PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scr
                 'scripts.fattree.fault_events', 'scripts.emulator.shaping', 'scripts.experiments.cross_validation',
                 'scripts.experiments.datacenter_rates', 'scripts.experiments.datacenter_fcts',
                 'scripts.experiments.defaults', 'scripts.runner.records', 'scripts.runner.loop',
-                'scripts.runner.backends', 'scripts.runner.options']
+                'scripts.runner.backends', 'scripts.runner.options', 'scripts.experiments.model_comparison',
+                'scripts.flow.pipeline_walk', 'scripts.flow.max_min', 'scripts.flow.fabric',
+                'scripts.flow.bisection_backend']
 PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)] + PURE_SCRIPTS
 # The backends: each runs one run and imports nothing above it. Their benchmarks
 # (scripts/<backend>/benchmarks) run experiments to measure them: beside the backends, not in them.
