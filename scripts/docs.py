@@ -254,7 +254,8 @@ BISECTION_STUDIES = {'bisection': 'bisection-2mbps', 'bisection-faithful': 'bise
                      'bisection-20-one-daemon': 'bisection-20-one-daemon',
                      'bisection-20-two-daemons': 'bisection-20-two-daemons',
                      'bisection-sim-controller': 'bisection-sim-controller',
-                     'bisection-sim-letflow': 'bisection-sim-letflow'}
+                     'bisection-sim-letflow': 'bisection-sim-letflow',
+                     'bisection-sim-letflow-fq': 'bisection-sim-letflow-fq'}
 WORKLOAD_STUDIES = {'workload-websearch': 'workload-websearch', 'workload-websearch-failed': 'workload-websearch-failed',
                     'workload-datamining': 'workload-datamining'}
 
