@@ -102,6 +102,7 @@ STUDY_TABLES = {
     'table2-1gbps': ('scripts.experiments.datacenter_rates', 'markdown'),
     'fct-10gbps': ('scripts.experiments.datacenter_fcts', 'markdown'),
     'fct-10gbps-fq': ('scripts.experiments.datacenter_fcts', 'markdown'),
+    'flow-vs-sim-k4-1gbps': ('scripts.experiments.model_comparison', 'markdown'),
 }
 
 
@@ -255,7 +256,8 @@ BISECTION_STUDIES = {'bisection': 'bisection-2mbps', 'bisection-faithful': 'bise
                      'bisection-20-two-daemons': 'bisection-20-two-daemons',
                      'bisection-sim-controller': 'bisection-sim-controller',
                      'bisection-sim-letflow': 'bisection-sim-letflow',
-                     'bisection-sim-letflow-fq': 'bisection-sim-letflow-fq'}
+                     'bisection-sim-letflow-fq': 'bisection-sim-letflow-fq',
+                     'table2-1gbps-fq': 'table2-1gbps-fq'}
 WORKLOAD_STUDIES = {'workload-websearch': 'workload-websearch', 'workload-websearch-failed': 'workload-websearch-failed',
                     'workload-datamining': 'workload-datamining'}
 
