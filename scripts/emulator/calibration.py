@@ -312,7 +312,7 @@ def measure(machine, progress=print):
         progress('warning: the machine is %.0f%% busy with other work: the calibration will measure less than a '
                  'quiet machine forwards (`dcfabric calibrate` again when it is quiet)' % others['cpu_busy_pct'])
     model = forwarding_chain()
-    own = daemon_policy.DaemonChoice(1, "the machine's own (the calibration measures one daemon)")
+    own = daemon_policy.DaemonChoice(1, 'the calibration measures one daemon')
     progress('calibration: %d flows through %d shaped bridges on one ovs-vswitchd'
              % (2 * HOSTS_PER_END, CHAIN_SWITCHES))
     with Fabric(model, None, None, ofp_port=free_port(), bw=CHAIN_LINK_MBPS, controller=False,
