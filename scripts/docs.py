@@ -100,6 +100,7 @@ STUDY_TABLES = {
     'cross-validation-10-fq': ('scripts.experiments.cross_validation', 'markdown'),
     'cross-validation-workload': ('scripts.experiments.cross_validation', 'workload_markdown'),
     'table2-1gbps': ('scripts.experiments.datacenter_rates', 'markdown'),
+    'table2-1gbps-fq': ('scripts.experiments.datacenter_rates', 'markdown'),
     'fct-10gbps': ('scripts.experiments.datacenter_fcts', 'markdown'),
     'fct-10gbps-fq': ('scripts.experiments.datacenter_fcts', 'markdown'),
     'flow-vs-sim-k4-1gbps': ('scripts.experiments.model_comparison', 'markdown'),
@@ -256,8 +257,7 @@ BISECTION_STUDIES = {'bisection': 'bisection-2mbps', 'bisection-faithful': 'bise
                      'bisection-20-two-daemons': 'bisection-20-two-daemons',
                      'bisection-sim-controller': 'bisection-sim-controller',
                      'bisection-sim-letflow': 'bisection-sim-letflow',
-                     'bisection-sim-letflow-fq': 'bisection-sim-letflow-fq',
-                     'table2-1gbps-fq': 'table2-1gbps-fq'}
+                     'bisection-sim-letflow-fq': 'bisection-sim-letflow-fq'}
 WORKLOAD_STUDIES = {'workload-websearch': 'workload-websearch', 'workload-websearch-failed': 'workload-websearch-failed',
                     'workload-datamining': 'workload-datamining'}
 
