@@ -26,12 +26,12 @@ other. Writes workload-<bw>mbps.json.
 docs/simulator.md renders both (scripts/docs.py).
 """
 import argparse
-import json
 import math
 import os
 
 from scripts.experiments.bisection_report import summarize
 from scripts.experiments.patterns import label
+from scripts.results import write_result_file
 from scripts.runner.records import load_results
 
 SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit')
@@ -347,12 +347,7 @@ def main(argv=None):
         parser.error('cannot compare %s with %s: %s' % (args.emulated, args.simulated, error))
     result = dict(entries, emulated_run=os.path.normpath(args.emulated),
                   simulated_run=os.path.normpath(args.simulated))
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, '%s-%gmbps.json' % (kind, result['config']['bw']))
-    with open(path, 'w') as f:
-        json.dump(result, f, indent=1)
-    print(table(result))
-    print('written to %s' % path)
+    write_result_file(os.path.join(args.out, '%s-%gmbps.json' % (kind, result['config']['bw'])), result, table)
 
 
 if __name__ == '__main__':

@@ -11,11 +11,11 @@ simulated. Writes table2-k<K>-<BW>mbps-vs-sim.json, which docs/schemes.md
 renders.
 """
 import argparse
-import json
 import os
 
 from scripts.experiments.bisection_report import summarize
 from scripts.experiments.patterns import label
+from scripts.results import write_result_file
 from scripts.runner.records import load_results
 
 TOLERANCE_POINTS = 5.0
@@ -76,12 +76,8 @@ def main(argv=None):
     result = {'k': config['k'], 'bw': config['bw'], 'seeds': config['seeds'], 'sender_queue': config['sender_queue'],
               'tolerance_points': TOLERANCE_POINTS, 'simulated_run': os.path.normpath(args.simulated),
               'flow_run': os.path.normpath(args.modelled), 'rows': rows}
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, 'table2-k%d-%gmbps-vs-sim.json' % (config['k'], config['bw']))
-    with open(path, 'w') as f:
-        json.dump(result, f, indent=1)
-    print(markdown(result))
-    print('written to %s' % path)
+    write_result_file(os.path.join(args.out, 'table2-k%d-%gmbps-vs-sim.json' % (config['k'], config['bw'])), result,
+                      markdown)
 
 
 if __name__ == '__main__':
