@@ -91,6 +91,17 @@ def simulate(topo, scheme, named, config, seed):
     return measured.mbps(), record, cost
 
 
+# Measured: k=32 two-level routing, 8,192 flows, 20 s of wall time; a dynamic scheme's rounds cost more
+# (the scheduler at k=32: 467 s), which this per-flow figure leaves out.
+WALL_S_PER_FLOW = 0.0025
+SPEED_BASIS = ('the flow model\'s measured %g s of wall time per flow for a static scheme (a dynamic '
+               'scheme\'s rounds take longer at scale)' % WALL_S_PER_FLOW)
+
+
+def estimate_s(config, run):
+    return WALL_S_PER_FLOW * len(run['flows'])
+
+
 def run_one(config, run, progress):
     """One run's record: ``config`` has k, bw (Mbit/s), duration and omit
     (s), optionally period_s, control_delay_ms and scheme_params (the

@@ -2,7 +2,8 @@
 local process or a Dask worker calls to do it.
 
 A backend package holds a module ``<experiment>_backend`` per experiment it
-runs, with ``run_one(config, run, progress) -> record``; the emulator's also
+runs, with ``run_one(config, run, progress) -> record``, ``estimate_s(config, run)`` and
+``SPEED_BASIS`` (what the estimate rests on); the emulator's also
 has ``session(config, progress)``, a context in which consecutive runs share
 the fabrics it starts. Backends are imported by name, only where a run
 happens, so that an experiment never imports one.

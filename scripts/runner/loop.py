@@ -83,12 +83,11 @@ def execute(experiment, backend, config, plan, out_dir, describe, jobs=1, dask=N
     todo = [(index, run) for index, run in enumerate(plan) if run['id'] not in done]
     where = ('the Dask cluster at %s' % dask if dask else '%d local process(es)' % jobs if jobs > 1
              else 'this process')
-    estimate = getattr(module, 'estimate_s', lambda config, run: 1.0)
-    progress = Progress({run['id']: estimate(config, run) for _, run in todo}, 1 if dask else jobs, say)
+    progress = Progress({run['id']: module.estimate_s(config, run) for _, run in todo}, 1 if dask else jobs, say)
     say('plan: %d run(s) of the %s on the %s backend%s, on %s; estimated %s (%s)' % (
         len(plan), experiment, backend, ', %d already done' % len(done) if done else '', where,
         clock(progress.total_s()) if not dask else '%s of run time' % clock(progress.total_s()),
-        getattr(module, 'SPEED_BASIS', 'no measured speed for this backend')))
+        module.SPEED_BASIS))
     missing = {}
 
     def finish(index, run, record):

@@ -159,3 +159,17 @@ def test_a_lost_worker_leaves_its_runs_named_and_resume_completes_them(tmp_path,
     assert 1 <= len(kept) < 8
     bisection.main(argv[:-2] + ['--resume', run_dir])
     assert len(saved_records(run_dir)) == 8
+
+
+@pytest.mark.parametrize('experiment, backend', [('bisection', 'emulator'), ('bisection', 'sim'), ('bisection', 'flow'),
+                                                 ('workload', 'emulator'), ('workload', 'sim')])
+def test_every_backend_says_what_its_estimate_rests_on(experiment, backend):
+    from scripts.runner import backends
+    module = backends.module(experiment, backend)
+    assert callable(module.run_one) and callable(module.estimate_s) and module.SPEED_BASIS
+
+
+def test_a_backend_without_the_experiment_is_named():
+    from scripts.runner import backends
+    with pytest.raises(backends.BackendError, match='the flow backend does not run the workload experiment'):
+        backends.module('workload', 'flow')
