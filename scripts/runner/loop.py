@@ -103,9 +103,7 @@ def execute(experiment, backend, config, plan, out_dir, describe, jobs=1, dask=N
         elif jobs > 1:
             _on_processes(jobs, experiment, backend, config, todo, finish, missing)
         else:
-            with backends.session(experiment, backend)(config, say):
-                for index, run in todo:
-                    finish(index, run, backends.run(experiment, backend, config, run, say))
+            _in_process(experiment, backend, config, todo, finish, missing, say)
     except KeyboardInterrupt:
         missing.update({run['id']: 'interrupted' for _, run in todo if run['id'] not in done})
     finally:
@@ -114,6 +112,21 @@ def execute(experiment, backend, config, plan, out_dir, describe, jobs=1, dask=N
     if missing:
         raise PlanIncomplete(out_dir, {run['id']: missing[run['id']] for run in plan if run['id'] in missing})
     return done
+
+
+def _in_process(experiment, backend, config, todo, finish, missing, say):
+    """The runs one after another in this process, in one backend session;
+    a run that fails ends the plan there (an emulated fabric after a failure
+    is no place for the next run), the failure and the runs left named."""
+    with backends.session(experiment, backend)(config, say):
+        for position, (index, run) in enumerate(todo):
+            try:
+                record = backends.run(experiment, backend, config, run, say)
+            except Exception as err:
+                missing[run['id']] = '%s: %s' % (type(err).__name__, err)
+                missing.update({later['id']: 'not run: %s failed before it' % run['id'] for _, later in todo[position + 1:]})
+                return
+            finish(index, run, record)
 
 
 def _on_processes(jobs, experiment, backend, config, todo, finish, missing):

@@ -173,3 +173,19 @@ def test_a_backend_without_the_experiment_is_named():
     from scripts.runner import backends
     with pytest.raises(backends.BackendError, match='the flow backend does not run the workload experiment'):
         backends.module('workload', 'flow')
+
+
+def test_a_failed_run_ends_an_in_process_plan_keeping_the_records_and_naming_the_rest(tmp_path, monkeypatch):
+    from scripts.sim import bisection_backend
+    real = bisection_backend.run_one
+
+    def failing_second(config, run, progress):
+        if run['id'] == 'seed3/random/twolevel':
+            raise RuntimeError('fattree_sim failed (1): no such flow')
+        return real(config, run, progress)
+    monkeypatch.setattr(bisection_backend, 'run_one', failing_second)
+    with pytest.raises(SystemExit, match=r'7 run\(s\) .*seed3/random/twolevel \(RuntimeError: fattree_sim failed'):
+        bisection.main(SMALL_BISECTION + ['--jobs', '1', '--out', str(tmp_path)])
+    run_dir = plan_dir(tmp_path)
+    assert sorted(saved_records(run_dir)) == ['seed3/random/nonblocking']
+    assert os.path.exists(os.path.join(run_dir, 'results.json'))  # the finished run is reported
