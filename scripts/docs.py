@@ -277,7 +277,8 @@ def _bisection_table(study, root):
     from scripts.experiments.bisection_report import format_markdown, summarize
     run_dir, saved = study_results(root, study)
     config, runs = saved['config'], saved['runs']
-    return ('Study %s; every run and flow in its `results.json` and `runs.csv`.\n\n' % _study_caption(study)
+    return ('Study %s; every run and flow in its `results.json` (`dcfabric bisection --summarize %s` writes its '
+            '`runs.csv`, `summary.csv`, `summary.md` and plot again from it).\n\n' % (_study_caption(study), run_dir)
             + format_markdown(summarize(runs, config), config, runs).strip('\n')
             + '\n\n![bisection bandwidth per pattern and scheme, with the paper\'s Table 2 marked](../%s/bisection.png)'
             % run_dir)
@@ -482,6 +483,168 @@ def letflow_load(root):
             '(../results/letflow/load/load_sweep.png)' % (' '.join(map(str, result['seeds'])), result['workload']))
 
 
+# --- the guides' plots: Table 2 per pattern, FCT against load, reaction against k -----------------
+# Each is a caption rendered from its results file (so ``--check`` reads the
+# file, not the plot) and the plot ``python -m scripts.docs`` draws from it.
+
+TABLE2_RESULTS = 'results/sim/table2-1gbps-fq.json'
+TABLE2_PLOT = 'results/sim/table2-1gbps-fq.png'
+FCT_RESULTS = 'results/sim/fct-10gbps.json'
+FCT_PLOT = 'results/sim/fct-10gbps-load.png'
+REACTION_RESULTS = 'results/fattree/recompute_benchmark.json'
+REACTION_PLOT = 'results/fattree/reaction_vs_k.png'
+SCHEME_ORDER = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler', 'letflow')
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, path):
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+
+
+def _table2_cells(data):
+    """(the first table of a datacenter-rates file, {(pattern, scheme): % of the reference, mean, min, max})."""
+    entry = data['tables'][0]
+    cells = {}
+    for c in entry['cells']:
+        stats = c['pct_of_reference'] or c['pct_of_line']  # the reference's own cell: % of line rate
+        cells[(c['pattern'], c['scheme'])] = (stats['mean'], stats['min'], stats['max'])
+    return entry, cells
+
+
+@table('table2-plot')
+def table2_plot(root):
+    from scripts.experiments.datacenter_rates import link_rate
+    entry, cells = _table2_cells(_load(root, TABLE2_RESULTS))
+    reference = [cells[(p, 'nonblocking')][0] for p in entry['patterns']]
+    return ('Table 2 on the packet simulator: k=%d, %s, hosts\' send queues %s, seeds %s; each bar a scheme\'s '
+            'goodput as %% of the non-blocking reference on the same flows (mean, whiskers min-max over the '
+            'seeds), the paper\'s figures as black marks; the reference itself carried %s%% of line rate '
+            '(`%s`).\n\n![Table 2 as grouped bars per pattern](../%s)'
+            % (entry['k'], link_rate(entry['bw_mbps']), entry['sender_queue'], ' '.join(map(str, entry['seeds'])),
+               '-'.join(sorted({'%.1f' % min(reference), '%.1f' % max(reference)})), TABLE2_RESULTS, TABLE2_PLOT))
+
+
+def _draw_table2(root, path):
+    from scripts.experiments.datacenter_rates import link_rate
+    data = _load(root, TABLE2_RESULTS)
+    entry, cells = _table2_cells(data)
+    schemes = [s for s in SCHEME_ORDER if s in entry['schemes'] and s != 'nonblocking']
+    patterns = entry['patterns']
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    width = 0.8 / len(schemes)
+    for i, scheme in enumerate(schemes):
+        xs = [j + (i - (len(schemes) - 1) / 2.0) * width for j in range(len(patterns))]
+        means = [cells[(p, scheme)][0] for p in patterns]
+        low = [m - cells[(p, scheme)][1] for p, m in zip(patterns, means)]
+        high = [cells[(p, scheme)][2] - m for p, m in zip(patterns, means)]
+        ax.bar(xs, means, width, yerr=[low, high], capsize=2, label=scheme, color='C%d' % i)
+        paper = data['paper']
+        if scheme in paper['schemes']:
+            k = paper['schemes'].index(scheme)
+            marks = [(x, paper['pct_of_ideal'][p][k]) for x, p in zip(xs, patterns) if p in paper['pct_of_ideal']]
+            ax.scatter([x for x, _ in marks], [y for _, y in marks], marker='_', s=120, color='black', zorder=3,
+                       label='paper' if scheme == paper['schemes'][0] else None)
+    ax.set_xticks(range(len(patterns)))
+    ax.set_xticklabels([_pattern(p) for p in patterns], rotation=20, ha='right', fontsize=8)
+    ax.set_ylabel('% of the non-blocking reference')
+    ax.set_ylim(0, 110)
+    ax.set_title('Table 2, k=%d, %s, simulated; seeds %s' % (entry['k'], link_rate(entry['bw_mbps']),
+                                                            ' '.join(map(str, entry['seeds']))), fontsize=9)
+    ax.legend(fontsize=7, ncol=len(schemes) + 1, loc='lower left')
+    _save(fig, path)
+
+
+def _fct_panels(data):
+    """{(cdf, tcp): {scheme: [(load, small flows' mean slowdown)]}} of the cells with no failed link."""
+    panels = {}
+    for c in data['cells']:
+        if c['fail'] or not c['small']['flows']:
+            continue
+        panels.setdefault((c['cdf'], c['tcp']), {}).setdefault(c['scheme'], []).append((c['load'], c['small']['mean']))
+    return {key: {scheme: sorted(points) for scheme, points in lines.items()} for key, lines in panels.items()}
+
+
+@table('fct-load-plot')
+def fct_load_plot(root):
+    data = _load(root, FCT_RESULTS)
+    conditions = data['workloads'][0]['conditions']
+    panels = _fct_panels(data)
+    loads = sorted({load for lines in panels.values() for points in lines.values() for load, _ in points})
+    return ('Flow-completion times on the packet simulator: k=%d, %g Gbit/s, %s traffic, seed(s) %s; the small '
+            'flows\' mean FCT slowdown (FCT over the flow\'s ideal FCT) against the offered load (%s), one panel '
+            'per workload and TCP, one line per scheme, no failed link (`%s`).\n\n'
+            '![small flows\' FCT slowdown against load](../%s)'
+            % (conditions['k'], conditions['bw'] / 1000.0, conditions['pattern'],
+               ' '.join(map(str, conditions['seeds'])), ', '.join('%g' % load for load in loads), FCT_RESULTS,
+               FCT_PLOT))
+
+
+def _draw_fct_load(root, path):
+    panels = _fct_panels(_load(root, FCT_RESULTS))
+    keys = sorted(panels)
+    plt = _pyplot()
+    rows = (len(keys) + 1) // 2
+    fig, axes = plt.subplots(rows, 2, figsize=(8, 3 * rows), squeeze=False)
+    for ax, key in zip(axes.flat, keys):
+        for scheme in [s for s in SCHEME_ORDER if s in panels[key]]:
+            points = panels[key][scheme]
+            ax.plot([load for load, _ in points], [value for _, value in points], 'o-', ms=3,
+                    color='C%d' % (SCHEME_ORDER.index(scheme) - 1), label=scheme)
+        ax.set_title('%s, %s' % key, fontsize=9)
+        ax.set_xlabel('offered load')
+        ax.set_ylabel('small flows: mean FCT slowdown', fontsize=8)
+        ax.set_ylim(bottom=0)
+    axes.flat[0].legend(fontsize=7)
+    _save(fig, path)
+
+
+def _reactions(data):
+    """{event: [(k, reaction s)]}: the staged update's wall time for each failure kind."""
+    lines = {}
+    for r in data['results']:
+        for event in r['events']:
+            lines.setdefault(event['event'], []).append((r['k'], event['failure']['reaction_s']))
+    return lines
+
+
+@table('reaction-plot')
+def reaction_plot(root):
+    lines = _reactions(_load(root, REACTION_RESULTS))
+    worst = max((s, k, event) for event, points in lines.items() for k, s in points)
+    return ('The controller\'s reaction to a failure against k: recompute, staged plan and encoded messages, '
+            'median wall time of the runs on the benchmark\'s machine, one line per failure kind; the longest, '
+            '%.2f s, is a %s at k=%d (`%s`).\n\n![reaction time to a failure against k](../%s)'
+            % (worst[0], worst[2], worst[1], REACTION_RESULTS, REACTION_PLOT))
+
+
+def _draw_reaction(root, path):
+    lines = _reactions(_load(root, REACTION_RESULTS))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for event, points in lines.items():
+        ax.plot([k for k, _ in points], [max(s, 1e-4) for _, s in points], 'o-', ms=3, label=event)
+    ax.set_xscale('log', base=2)
+    ax.set_yscale('log')
+    ks = sorted({k for points in lines.values() for k, _ in points})
+    ax.set_xticks(ks)
+    ax.set_xticklabels([str(k) for k in ks])
+    ax.set_xlabel('fat-tree k')
+    ax.set_ylabel('reaction (s)')
+    ax.set_title('controller reaction to a failure (model; no fabric)', fontsize=9)
+    ax.legend(fontsize=7)
+    _save(fig, path)
+
+
 # --- plots ---------------------------------------------------------------------------------------
 # The plots the tables link to are drawn from the committed results beside
 # them, not committed themselves: ``python -m scripts.docs`` draws them
@@ -535,7 +698,8 @@ def plots(root=ROOT):
     """{plot path under ``root``: a function of the root and that path
     drawing it}; one function may draw several (a workload run's two)."""
     drawn = {'results/kevin/emulation.png': _draw_kevin_emulation,
-             'results/kevin/model_path_length.png': _draw_kevin_model}
+             'results/kevin/model_path_length.png': _draw_kevin_model,
+             TABLE2_PLOT: _draw_table2, FCT_PLOT: _draw_fct_load, REACTION_PLOT: _draw_reaction}
     for path, (results, draw) in FILE_PLOTS.items():
         drawn[path] = functools.partial(_draw_from, results, draw)
     for study in BISECTION_STUDIES.values():

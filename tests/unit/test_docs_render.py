@@ -66,10 +66,10 @@ def test_a_rerun_that_changes_a_results_file_changes_the_page(tmp_path):
     pages = tmp_path / 'pages'
     pages.mkdir()
     root = copy_of_pages(pages, results=str(results))
-    assert docs.check(root) == [('docs/emulator.md', ['ovs-port-cost'])]
+    assert docs.check(root) == [('docs/studies/emulator-capacity.md', ['ovs-port-cost'])]
     docs.write(root)
     assert '| {:,} ({}) | {:.1f} |'.format(rows[0]['ports'], rows[0]['bridges'], rows[0]['add_s']) in \
-        (pages / 'docs' / 'emulator.md').read_text()
+        (pages / 'docs' / 'studies' / 'emulator-capacity.md').read_text()
 
 
 def render_stub(name):
