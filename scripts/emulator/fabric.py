@@ -264,7 +264,7 @@ class Fabric(MininetContext):
             if self.bfd_ms else ''))
         self.net.start()
         self.started_at = time.time()
-        hosts_offloads(self.net, TX_CHECKSUM_OFF)
+        hosts_offloads(self.net, TX_CHECKSUM_OFF, shaped=bool(self.bw))
         if self.host_sites is faults.LOCAL:
             hosts_tcp(self.net)
         else:

@@ -340,14 +340,20 @@ class BatchedMininet(Mininet):
 TX_CHECKSUM_OFF = 'tx off'
 
 
-def hosts_offloads(net, features):
-    """``ethtool -K IFACE features`` on every host interface, sent to every
-    host before any answer is awaited."""
+def hosts_offloads(net, features, shaped=False):
+    """``ethtool -K IFACE features`` on every host interface and, on
+    ``shaped`` links, one frame per packet (shaping.HOST_GSO_MAX_SEGS says
+    why), sent to every host before any answer is awaited. A host that
+    could not is named in a warning: its runs' verdicts tell what it cost."""
     for host in net.hosts:
-        host.sendCmd('; '.join('ethtool -K %s %s >/dev/null 2>&1' % (intf.name, features)
-                               for intf in host.intfList()))
-    for host in net.hosts:
-        host.waitOutput()
+        host.sendCmd('; '.join(command for intf in host.intfList() if intf.name != 'lo'
+                               for command in shaping.host_interface_commands(intf.name, features, shaped)))
+    failed = {host.name: host.waitOutput().strip() for host in net.hosts}
+    failed = {name: out for name, out in failed.items() if out}
+    if failed:
+        name, out = next(iter(failed.items()))
+        progress('warning: %d hosts could not send one frame per packet on their shaped links, e.g. %s: %s '
+                 '(scripts/emulator/shaping.py HOST_GSO_MAX_SEGS)' % (len(failed), name, out))
 
 
 # The hosts' TCP congestion control. These machines' kernels default to BBR,

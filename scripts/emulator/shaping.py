@@ -1,6 +1,7 @@
 """A shaped link's HTB class (pure): the depth of its token buckets and its
 quantum, shared by the Mininet classes that shape links and by the ideal
-flow-completion time that must count what the buckets let through at once.
+flow-completion time that must count what the buckets let through at once;
+and what a host sets on its end of a shaped link.
 
 The ideal FCT of a flow is what it takes alone on an idle emulated fabric,
 as the generator times it (scripts/emulator/flowgen.py: connect, an 8-byte
@@ -33,6 +34,19 @@ MININET_BURST_BYTES = 15000
 # sibling, so any legal quantum does: a fixed one, without the warning.
 HTB_QUANTUM = 60000
 PAYLOAD_PER_FRAME, FRAME_BYTES = 1448, 1514
+# A host's TCP hands its shaped interface one frame per packet. Linux sizes
+# TCP's GSO packets by the path's minimum RTT (tcp_tso_rtt_log, since 2022):
+# under half a millisecond, up to 64 KB each. An emulated link's minimum RTT
+# is tens of microseconds (its bucket lets the first frames through at once,
+# a veth takes no time), which no real link of a few Mbit/s shows (one frame
+# takes 2.4 ms at 5 Mbit/s). So each host's own queue held 5-30 such packets,
+# 100-170 KB where its 50-packet limit means 76 KB of frames: up to 270 ms at
+# 5 Mbit/s, with the ACKs of the flow the host received waiting behind them.
+# The non-blocking reference's Stride(4) at 5 Mbit/s carried 76-87% of line
+# rate so, its flows 2.4-4.7 Mbit/s, some without a loss; one frame per
+# packet, 93.4%, every flow 4.67 Mbit/s (data and the other flow's ACKs share
+# a link).
+HOST_GSO_MAX_SEGS = 1
 
 
 def burst_bytes(mbps):
@@ -59,3 +73,14 @@ def ideal_fct_s(size_bytes, link_mbps, base_rtt_s, switches):
     frame_s = FRAME_BYTES * 8 / (link_mbps * 1e6)
     paced = max(0.0, size_bytes - burst_bytes(link_mbps) * PAYLOAD_PER_FRAME / FRAME_BYTES)
     return 2 * base_rtt_s + paced * 8 / goodput_bps(link_mbps) + switches * frame_s
+
+
+def host_interface_commands(intf, offloads, shaped):
+    """The shell commands that set up host interface ``intf``: ethtool's
+    ``offloads`` (silent: a feature the device lacks is no matter), and on a
+    shaped link one frame per packet (HOST_GSO_MAX_SEGS), whose failure
+    prints why."""
+    commands = ['ethtool -K %s %s >/dev/null 2>&1' % (intf, offloads)]
+    if shaped:
+        commands.append('ip link set dev %s gso_max_segs %d 2>&1' % (intf, HOST_GSO_MAX_SEGS))
+    return commands

@@ -85,3 +85,20 @@ def test_a_list_that_cannot_be_set_anywhere_is_named(proc, monkeypatch):
     with pytest.raises(SetupError, match="cannot set the machine's allowed TCP congestion controls to "
                                          "'reno bbr cubic' from this network namespace: nsenter: cannot open"):
         mininet_classes.hosts_tcp(FakeNet([FakeHost('h1')]))
+
+
+class FakeIntf:
+    def __init__(self, name):
+        self.name = name
+
+
+def test_offloads_reach_every_host_and_one_that_could_not_is_named(monkeypatch):
+    """On shaped links a host sends one frame per packet; one whose ip refused is a warning, not a failure."""
+    said = []
+    monkeypatch.setattr(mininet_classes, 'progress', said.append)
+    hosts = [FakeHost('h1'), FakeHost('h2', 'Error: unknown command "gso_max_segs"')]
+    for host in hosts:
+        host.intfList = lambda name=host.name: [FakeIntf(name + '-eth0')]
+    mininet_classes.hosts_offloads(FakeNet(hosts), 'tx off', shaped=True)
+    assert hosts[0].sent == ['ethtool -K h1-eth0 tx off >/dev/null 2>&1; ip link set dev h1-eth0 gso_max_segs 1 2>&1']
+    assert len(said) == 1 and '1 hosts could not send one frame per packet' in said[0] and 'h2' in said[0]

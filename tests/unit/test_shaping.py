@@ -14,3 +14,10 @@ def test_mininets_own_buckets_on_request(monkeypatch):
     monkeypatch.setattr(shaping, 'HTB_BURST_S', None)
     assert shaping.burst_bytes(20) == 0
     assert shaping.htb_buckets(20) == ' burst 15000 quantum 60000'
+
+
+def test_a_host_sends_one_frame_per_packet_on_a_shaped_link_only():
+    assert shaping.host_interface_commands('h1-eth0', 'tx off', shaped=True) == [
+        'ethtool -K h1-eth0 tx off >/dev/null 2>&1', 'ip link set dev h1-eth0 gso_max_segs 1 2>&1']
+    assert shaping.host_interface_commands('h1-eth0', 'tx off', shaped=False) == [
+        'ethtool -K h1-eth0 tx off >/dev/null 2>&1']
