@@ -193,3 +193,89 @@ def test_a_cluster_configuration_whose_every_run_failed_is_a_row_of_dashes():
     del failed['aggregate_mbps']  # every run of a configuration failed
     assert markdown([failed]).splitlines()[-1].endswith('| 3 (1 failed: run 2: not all pairs reachable) |'
                                                         + ' - |' * 9 + ' %s |' % emulator_cell(failed))
+
+
+GUIDE_PARTS = ('## How to run it', '## How to read the result', '## What it shows', '## Limits')
+GUIDE_MAX_LINES = 250
+NOTHING_TO_SHOW = {'docs/p4.md'}  # no committed measurement of the P4 data planes: the page says so
+
+
+def guides():
+    """Every docs/*.md but the design page, which may run longer for its diagrams."""
+    return [page for page in docs.pages(ROOT) if os.path.dirname(page) == 'docs' and page != 'docs/design.md']
+
+
+def sections(text, code=False):
+    """{'## heading': its text up to the next '## ' heading}, in order;
+    code blocks left out unless ``code``."""
+    found, current = {}, None
+    for line in (text.split('\n') if code else prose_lines(text)):
+        if line.startswith('## '):
+            current = line
+            found[current] = []
+        elif current is not None:
+            found[current].append(line)
+    return {heading: '\n'.join(lines) for heading, lines in found.items()}
+
+
+def test_every_guide_is_short_and_in_the_five_parts_in_order():
+    wrong = []
+    for page in guides():
+        text = read(page)
+        if text.count('\n') > GUIDE_MAX_LINES:
+            wrong.append('%s: %d lines' % (page, text.count('\n')))
+        before_first_part = text.split('\n## ')[0].split('\n')[1:]
+        if not any(line.strip() and not line.startswith('#') for line in before_first_part):
+            wrong.append('%s: no sentence on what it is before its first part' % page)
+        headings = list(sections(text))
+        at = [next((i for i, h in enumerate(headings) if h.startswith(part)), None) for part in GUIDE_PARTS]
+        if None in at or at != sorted(at):
+            wrong.append('%s: parts %s' % (page, dict(zip(GUIDE_PARTS, at))))
+    assert wrong == []
+
+
+def test_what_a_guide_shows_is_rendered():
+    empty = []
+    for page in guides():
+        shown = next(body for heading, body in sections(read(page)).items() if heading.startswith('## What it shows'))
+        if page not in NOTHING_TO_SHOW and not (docs.table_names(shown) or re.search(r'!\[[^\]]*\]\(', shown)):
+            empty.append(page)
+    assert empty == []
+
+
+def test_the_readme_reaches_table_2_on_every_backend_and_its_verdict_in_one_click():
+    readme = read('README.md')
+    for anchor in ('table-2-on-each-backend', 'how-to-read-the-result'):
+        assert '](docs/schemes.md#%s)' % anchor in readme
+    guide = sections(read('docs/schemes.md'), code=True)
+    run = guide['## How to run it']
+    for command in ('dcfabric bisection ', 'dcfabric bisection --backend sim', 'dcfabric bisection --backend flow'):
+        assert command in run
+    reading = guide['## How to read the result']
+    for word in ('faithful', 'LIMITED n/m runs', 'EMULATOR-LIMITED', '`!`', 'simulated', 'flow model'):
+        assert word in reading
+
+
+def test_every_other_file_in_docs_is_a_picture_a_page_shows_and_the_renderer_does_not_draw():
+    try:
+        listed = subprocess.run(['git', 'ls-files', 'docs'], cwd=ROOT, capture_output=True, text=True, check=True,
+                                timeout=60).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip('not a git checkout')
+    shown = {os.path.normpath(os.path.join(os.path.dirname(page), target)) for page in docs.pages(ROOT)
+             for target in re.findall(r'!\[[^\]]*\]\(([^)\s]+)\)', read(page))}
+    others = [path for path in listed if not path.endswith('.md')]
+    assert [path for path in others if path not in shown or path in docs.plots(ROOT)] == []
+
+
+@pytest.mark.parametrize('plot,results', [(docs.TABLE2_PLOT, docs.TABLE2_RESULTS), (docs.FCT_PLOT, docs.FCT_RESULTS),
+                                          (docs.REACTION_PLOT, docs.REACTION_RESULTS)])
+def test_a_guides_plot_is_drawn_from_its_results_file_alone_and_its_caption_checked(tmp_path, plot, results):
+    os.makedirs(tmp_path / os.path.dirname(results))
+    shutil.copy(os.path.join(ROOT, results), tmp_path / results)
+    docs.plots(ROOT)[plot](str(tmp_path), str(tmp_path / plot))
+    with open(tmp_path / plot, 'rb') as f:
+        assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+    name = {docs.TABLE2_PLOT: 'table2-plot', docs.FCT_PLOT: 'fct-load-plot', docs.REACTION_PLOT: 'reaction-plot'}[plot]
+    caption = docs.TABLES[name](str(tmp_path))  # from the results file alone, so --check needs no plot
+    assert '](../%s)' % plot in caption and '`%s`' % results in caption
