@@ -30,13 +30,12 @@ class Prefix:
                              % (self.network, self.length))
         if ip_to_int(self.network) & ~left_mask(self.length) & 0xffffffff:
             raise ValueError('prefix %s/%d has bits outside its mask' % (self.network, self.length))
+        # what a lookup compares an address with: converted once, not per lookup
+        object.__setattr__(self, 'bits', (left_mask(self.length), ip_to_int(self.network)))
 
     @property
     def terminating(self):
         return self.suffix_table is None
-
-    def matches(self, ip):
-        return ip_to_int(ip) & left_mask(self.length) == ip_to_int(self.network)
 
     def __str__(self):
         return '%s/%d' % (self.network, self.length)
@@ -52,9 +51,7 @@ class Suffix:
     def __post_init__(self):
         if ip_to_int(self.value) & ~right_mask(self.length) & 0xffffffff:
             raise ValueError('suffix %s/%d has bits outside its mask' % (self.value, self.length))
-
-    def matches(self, ip):
-        return ip_to_int(ip) & right_mask(self.length) == ip_to_int(self.value)
+        object.__setattr__(self, 'bits', (right_mask(self.length), ip_to_int(self.value)))
 
     def __str__(self):
         return '%s/%d' % (self.value, self.length)
@@ -73,10 +70,12 @@ def suffix_entry(value, length, port):
     return Suffix(value, length, port)
 
 
-def _longest(entries, ip):
+def _longest(entries, address):
+    """The longest entry matching ``address`` (an int), or None."""
     best = None
     for entry in entries:
-        if entry.matches(ip) and (best is None or entry.length > best.length):
+        mask, value = entry.bits
+        if address & mask == value and (best is None or entry.length > best.length):
             best = entry
     return best
 
@@ -109,12 +108,13 @@ class TwoLevelTable:
 
     def lookup(self, ip):
         """Output port for a destination, or None (no entry: dropped)."""
-        prefix = _longest(self.prefixes, ip)
+        address = ip_to_int(ip)
+        prefix = _longest(self.prefixes, address)
         if prefix is None:
             return None
         if prefix.terminating:
             return prefix.port
-        suffix = _longest(self.suffix_tables[prefix.suffix_table], ip)
+        suffix = _longest(self.suffix_tables[prefix.suffix_table], address)
         return None if suffix is None else suffix.port
 
     def format(self):

@@ -251,17 +251,62 @@ def test_rearrangement_moves_one_reserved_flow_to_make_room(clock):
             f('10.0.0.3', '10.1.0.2')]   # e0_0 -> a0_2 -> c1_1 -> a1_2 -> e1_0
     assert [place(sched, x).via for x in held] == ['c2_2', 'a1_3', 'c1_1']
     new = f('10.0.0.2', '10.1.1.2')
-    # every path out of e0_0 into e1_1 is blocked: c1_* by e0_0 -> a0_2 (held[2]),
-    # c2_* by a1_3 -> e1_1 (held[1]); held[2] alone can move, to c2_1
+    # no plane is free at both lower switches: e0_0 has plane 1 (a0_3) free,
+    # e1_1 plane 0 (a1_2 -> e1_1). The plane 1/0 path from e1_1 is held[1]
+    # alone (e1_0 has no plane-0 flow up), which moves to plane 0; the new
+    # flow takes plane 1 and its first free core there.
     plain = FlowScheduler(FatTree(4), 3.0, clock)
     for x in held:
         plain.notify(x)
     assert plain.notify(new) == [] and new in plain.rejected
     changes = sched.notify(new)
-    assert [(c.flow, c.via) for c in changes] == [(new, 'c1_1'), (held[2], 'c2_1')]
-    assert changes[1].ports == (('e0_0', 3), ('a0_3', 2))
-    assert sched.placements[held[2]] is changes[1] and new not in sched.rejected
+    assert [(c.flow, c.via) for c in changes] == [(new, 'c2_1'), (held[1], 'a1_2')]
+    assert changes[1].ports == (('e1_0', 2),)
+    assert sched.previous == {held[1]: plain.placements[held[1]]}
+    assert sched.placements[held[1]] is changes[1] and new not in sched.rejected
     invariant(sched)
+
+
+def test_a_path_longer_than_the_budget_moves_nothing(clock):
+    held = [f('10.0.1.2', '10.3.1.2'), f('10.1.0.2', '10.1.1.3'), f('10.0.0.3', '10.1.0.2')]
+    sched = FlowScheduler(FatTree(4), 3.0, clock, rearrange=0)
+    for x in held:
+        sched.notify(x)
+    placements, reserved = dict(sched.placements), dict(sched.reserved)
+    new = f('10.0.0.2', '10.1.1.2')  # needs one flow moved (above)
+    assert sched.notify(new) == [] and new in sched.rejected
+    assert sched.placements == placements and sched.reserved == reserved
+
+
+@pytest.mark.parametrize('k', [8, 16])
+def test_with_room_to_move_every_flow_of_a_permutation_is_placed(k):
+    """A fat-tree carries every permutation on link-disjoint paths, and
+    alternating paths find them: with no bound on the flows moved, no flow
+    of a full permutation is rejected."""
+    topo = FatTree(k)
+    for pattern in ('random', 'sameid-outgoing'):
+        sched = FlowScheduler(topo, 3.0, Clock(), rearrange=len(topo.hosts))
+        flows = [f(topo.node(s).ip, topo.node(d).ip) for s, d in seeded(pattern, topo, 1)]
+        for x in flows:
+            sched.notify(x)
+        assert not sched.rejected, pattern
+        assert len(sched.placements) == sum(1 for x in flows if sched.candidates(x))
+        invariant(sched)
+
+
+def test_rearrangement_avoids_down_links(clock):
+    topo = FatTree(8)
+    rng = random.Random(3)
+    links = sorted((l.node_a, l.node_b) for l in topo.switch_links())
+    sched = FlowScheduler(topo, 3.0, clock, rearrange=8)
+    for a, b in rng.sample(links, 6):
+        sched.link_down(a, b)
+    for s, d in seeded('random', topo, 2):
+        before = dict(sched.placements)
+        changes = sched.notify(f(topo.node(s).ip, topo.node(d).ip))
+        assert all(c.flow in before and before[c.flow] != c for c in changes[1:])
+        assert len(changes) <= 9
+        invariant(sched)
 
 
 def test_rearrangement_places_whole_permutations_that_first_fit_cannot():
