@@ -70,30 +70,16 @@ def check(name, topo):
                            % (name, len(topo.hosts)))
 
 
-def _matching(sources, allowed, rng):
-    """A random perfect matching sources -> destinations (Kuhn's augmenting
-    paths over shuffled candidate lists), or None if there is none."""
-    owner = {}
-
-    def augment(src, seen):
-        for dst in allowed[src]:
-            if dst not in seen:
-                seen.add(dst)
-                if dst not in owner or augment(owner[dst], seen):
-                    owner[dst] = src
-                    return True
-        return False
-
-    allowed = {src: rng.sample(sorted(dsts), len(dsts)) for src, dsts in allowed.items()}
-    for src in rng.sample(sources, len(sources)):
-        if not augment(src, set()):
-            return None
-    return {src: dst for dst, src in owner.items()}
-
-
 def _place(topo, name):
     pod, z, host_id = topo.node(name).coords
     return pod, z, host_id - 2
+
+
+# Up to this many hosts (k=16) a source's candidates are listed and shuffled
+# whole, as every committed table was drawn; a k=48 fabric's 27,648 hosts
+# would list 764 million, so larger fabrics draw each source's candidates
+# lazily from shared pools (the same constraints, another random draw).
+LISTED_HOSTS = 1024
 
 
 def flows(name, topo, rng):
@@ -102,42 +88,145 @@ def flows(name, topo, rng):
     check(name, topo)
     kind, args = _parse(name)
     hosts = [h.name for h in topo.hosts]
-    n, half = len(hosts), topo.half
-    place = {h: _place(topo, h) for h in hosts}
+    n = len(hosts)
     if kind == 'stride':
         return [(hosts[x], hosts[(x + args[0]) % n]) for x in range(n)]
+    place = {h: _place(topo, h) for h in hosts}
+    draw_orders = _listed_orders if n <= LISTED_HOSTS else _lazy_orders
     for _ in range(MAX_TRIES):
-        if kind == 'random':
-            allowed = {s: {d for d in hosts if d != s} for s in hosts}
-        elif kind == 'staggered':
-            allowed = {}
-            for s in hosts:
-                draw = rng.random()
-                same_edge = draw < args[0]
-                same_pod = not same_edge and draw < args[0] + args[1]
-                allowed[s] = {d for d in hosts if d != s and (
-                    place[d][:2] == place[s][:2] if same_edge else
-                    place[d][0] == place[s][0] and place[d][1] != place[s][1] if same_pod else
-                    place[d][0] != place[s][0])}
-        elif kind == 'interpod-incoming':
-            # Two-level routing takes a flow from lower switch z to host-ID
-            # offset d through aggregation (z + d) mod k/2 and that switch's
-            # core (d + its index) mod k/2: with (z + d) mod k/2 = 0, the
-            # destination's offset alone picks the core, the same one for
-            # every flow into a pod's hosts of that offset.
-            allowed = {s: {d for d in hosts if place[d][0] != place[s][0]
-                           and (place[s][1] + place[d][2]) % half == 0} for s in hosts}
-        else:  # sameid-outgoing: each lower switch draws one destination host ID, balanced
-            edges = sorted({place[h][:2] for h in hosts})
-            offsets = [e % half for e in range(len(edges))]
-            rng.shuffle(offsets)
-            offset_of = dict(zip(edges, offsets))
-            allowed = {s: {d for d in hosts if place[d][0] != place[s][0]
-                           and place[d][2] == offset_of[place[s][:2]]} for s in hosts}
-        match = _matching(hosts, allowed, rng)
+        match = _matching(hosts, draw_orders(kind, args, hosts, place, topo.half, rng), rng)
         if match is not None:
             return [(s, match[s]) for s in hosts]
     raise PatternError('%s: no permutation found in %d draws' % (name, MAX_TRIES))
+
+
+def _classes(kind, args, hosts, place, half, rng):
+    """What each source may send to, as {source: (kind of destinations,
+    the key that names them)}: the pattern's constraints, and its random
+    choices (a staggered source's class, a lower switch's host ID), drawn
+    once per try in host order."""
+    if kind == 'random':
+        return {s: ('any', None) for s in hosts}
+    if kind == 'staggered':
+        classes = {}
+        for s in hosts:
+            draw = rng.random()
+            classes[s] = (('edge', place[s][:2]) if draw < args[0] else
+                          ('pod', place[s][:2]) if draw < args[0] + args[1] else ('other-pod', place[s][0]))
+        return classes
+    if kind == 'interpod-incoming':
+        # Two-level routing takes a flow from lower switch z to host-ID
+        # offset d through aggregation (z + d) mod k/2 and that switch's
+        # core (d + its index) mod k/2: with (z + d) mod k/2 = 0, the
+        # destination's offset alone picks the core, the same one for
+        # every flow into a pod's hosts of that offset.
+        return {s: ('other-pod-offset', (place[s][0], -place[s][1] % half)) for s in hosts}
+    # sameid-outgoing: each lower switch draws one destination host ID, balanced
+    edges = sorted({place[h][:2] for h in hosts})
+    offsets = [e % half for e in range(len(edges))]
+    rng.shuffle(offsets)
+    offset_of = dict(zip(edges, offsets))
+    return {s: ('other-pod-offset', (place[s][0], offset_of[place[s][:2]])) for s in hosts}
+
+
+def _allowed(kind_key, s, d, place):
+    """Whether a source ``s`` of class ``kind_key`` may send to ``d``."""
+    kind, key = kind_key
+    if d == s:
+        return False
+    if kind == 'any':
+        return True
+    if kind == 'edge':
+        return place[d][:2] == key
+    if kind == 'pod':
+        return place[d][0] == key[0] and place[d][1] != key[1]
+    if kind == 'other-pod':
+        return place[d][0] != key
+    return place[d][0] != key[0] and place[d][2] == key[1]
+
+
+def _listed_orders(kind, args, hosts, place, half, rng):
+    """{source: every allowed destination, shuffled}."""
+    classes = _classes(kind, args, hosts, place, half, rng)
+    allowed = {s: sorted(d for d in hosts if _allowed(classes[s], s, d, place)) for s in hosts}
+    return {s: rng.sample(dsts, len(dsts)) for s, dsts in allowed.items()}
+
+
+def _lazy_orders(kind, args, hosts, place, half, rng):
+    """{source: _LazyOrder of its allowed destinations}, drawn from lists
+    each class's sources share (each holds every allowed destination and is
+    filtered as it is drawn)."""
+    lists = {}
+    for d in hosts:
+        pod, z, offset = place[d]
+        for key in (('any', None), ('edge', (pod, z)), ('pod', pod), ('offset', offset)):
+            lists.setdefault(key, []).append(d)
+
+    def shared(kind_of, key):
+        if kind_of in ('any', 'other-pod'):
+            return lists['any', None]
+        if kind_of == 'edge':
+            return lists['edge', key]
+        if kind_of == 'pod':
+            return lists['pod', key[0]]
+        return lists['offset', key[1]]  # other-pod-offset
+    return {s: _LazyOrder(shared(*c), lambda d, s=s, c=c: _allowed(c, s, d, place), rng)
+            for s, c in _classes(kind, args, hosts, place, half, rng).items()}
+
+
+class _LazyOrder:
+    """A source's candidates in a random order, drawn as they are asked for
+    (a Fisher-Yates shuffle of a shared list, its swaps kept sparse)."""
+
+    def __init__(self, pool, allowed, rng):
+        self.pool, self.allowed, self.rng = pool, allowed, rng
+        self.left, self.swaps, self.drawn = len(pool), {}, []
+
+    def __getitem__(self, i):
+        """The i-th allowed candidate (IndexError past the last)."""
+        while len(self.drawn) <= i:
+            if not self.left:
+                raise IndexError(i)
+            j = self.rng.randrange(self.left)
+            self.left -= 1
+            pick = self.swaps.get(j, j)
+            self.swaps[j] = self.swaps.get(self.left, self.left)
+            if self.allowed(self.pool[pick]):
+                self.drawn.append(self.pool[pick])
+        return self.drawn[i]
+
+
+def _matching(sources, orders, rng):
+    """A random perfect matching sources -> destinations, or None if there
+    is none: Kuhn's augmenting paths, each source trying its candidates in
+    ``orders`` (indexable, IndexError past the last), searched without
+    recursion (the paths grow long on thousands of hosts)."""
+    owner = {}
+    for src in rng.sample(sources, len(sources)):
+        seen, stack = set(), [[src, 0]]
+        while stack:
+            top = stack[-1]
+            try:
+                dst = orders[top[0]][top[1]]
+            except IndexError:
+                stack.pop()
+                continue
+            top[1] += 1
+            if dst in seen:
+                continue
+            seen.add(dst)
+            if dst in owner:  # try to move its owner on: remember the way down
+                top[2:] = [dst]
+                stack.append([owner[dst], 0])
+                continue
+            # a free destination: shift every owner on the path along it
+            owner[dst] = top[0]
+            for below in stack[:-1]:
+                owner[below[2]] = below[0]
+            break
+        else:
+            return None
+    return {src: dst for dst, src in owner.items()}
 
 
 def seeded(name, topo, seed):

@@ -8,7 +8,7 @@ import pytest
 
 from controller.fattree.twolevel import all_tables
 from topologies.walk import walk
-from scripts.experiments import bisection, bisection_report
+from scripts.experiments import bisection, bisection_report, patterns
 from scripts.experiments.fair_share import two_level_fair_share
 from scripts.argtypes import seeds_of
 from scripts.experiments.patterns import PAPER_PATTERNS, PatternError, flows, label, seeded
@@ -77,6 +77,36 @@ def test_sameid_outgoing_shares_lower_switch_uplinks_under_two_level_routing():
     use = two_level_link_use(pairs)
     assert all(use[('e%d_%d' % edge, 'a%d_%d' % (edge[0], 2 + (min(ids) - 2 + edge[1]) % 2))] == 2
                for edge, ids in by_edge.items())
+
+
+@pytest.mark.parametrize('name', ['random', 'staggered-0.2-0.3', 'staggered-1.0-0.0', 'staggered-0.0-1.0',
+                                  'interpod-incoming', 'sameid-outgoing'])
+def test_large_fabrics_draw_candidates_lazily_under_the_same_constraints(name, monkeypatch):
+    """Beyond patterns.LISTED_HOSTS the candidates come from shared lists,
+    drawn as needed: still a permutation without fixed points, each source's
+    constraint kept, and a seed reproduces it."""
+    monkeypatch.setattr(patterns, 'LISTED_HOSTS', 0)
+    topo = FatTree(8)
+    pairs = seeded(name, topo, 7)
+    hosts = [h.name for h in topo.hosts]
+    assert [s for s, _ in pairs] == hosts and sorted(d for _, d in pairs) == sorted(hosts)
+    assert all(s != d for s, d in pairs) and seeded(name, topo, 7) == pairs
+    at = {h: topo.node(h).coords for h in hosts}
+    if name == 'staggered-1.0-0.0':
+        assert all(at[s][:2] == at[d][:2] for s, d in pairs)
+    if name == 'staggered-0.0-1.0':
+        assert all(at[s][0] == at[d][0] and at[s][1] != at[d][1] for s, d in pairs)
+    if name == 'interpod-incoming':
+        assert all(at[s][0] != at[d][0] and (at[s][1] + at[d][2] - 2) % topo.half == 0 for s, d in pairs)
+    if name == 'sameid-outgoing':
+        assert all(at[s][0] != at[d][0] for s, d in pairs)
+        assert all(len({at[d][2] for s, d in pairs if at[s][:2] == edge}) == 1 for edge in {at[h][:2] for h in hosts})
+
+
+def test_a_long_augmenting_path_needs_no_recursion():
+    # k=16's random seed 2 ran past Python's recursion limit when paths were searched recursively
+    pairs = seeded('random', FatTree(16), 2)
+    assert len({d for _, d in pairs}) == 1024 and all(s != d for s, d in pairs)
 
 
 def test_labels_and_bad_patterns():
