@@ -38,7 +38,7 @@ import logging
 import time
 
 from controller.fattree.failover import expand_failures, tables_with_failures
-from controller.fattree.pipeline import arp_responder_rules, compile_table, nonblocking_rules
+from controller.fattree.pipeline import compile_table, fabric_arp_rules, nonblocking_rules
 from controller.fattree.scheme_parameters import scheme_config
 from controller.fattree.scheme_strategies import SCHEMES
 from topologies.addressing import ip_to_int
@@ -62,9 +62,9 @@ def export_switches(topo, scheme, failed_links=(), failed_switches=(), **scheme_
         raise ValueError('unknown scheme %r; choose one of %s' % (scheme, ', '.join(SCHEME_CHOICES)))
     conf = scheme_config(dict(scheme_params, scheme=scheme), simulated=True)
     strategy, tables = scheme_strategy(topo, conf, time.monotonic, failed_links, failed_switches)
-    export = {}
+    export, arp_rules = {}, fabric_arp_rules(topo)
     for name, table in tables.items():
-        rules, groups = switch_state(name, compile_table(table), arp_responder_rules(topo, name), strategy)
+        rules, groups = switch_state(name, compile_table(table), arp_rules[name], strategy)
         export[name] = {'rules': rules, 'groups': groups}
     return export
 
