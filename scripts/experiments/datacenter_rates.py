@@ -1,6 +1,7 @@
-"""Table 2 at datacenter rates on the simulator: finished bisection runs
-(``dcfabric bisection --backend sim``, one directory per seed or several
-seeds in one) gathered into one results file, beside a doubled-duration
+"""Table 2 at datacenter rates on the simulated backends: finished
+bisection runs (``dcfabric bisection --backend sim`` or ``--backend
+flow``, one directory per seed or several seeds in one) gathered into one
+results file, beside a doubled-duration
 rerun that shows whether the simulated time was long enough, the paper's
 Table 2 and the same experiment at 10 Mbit/s.
 
@@ -31,7 +32,13 @@ from scripts.results import write_result_file
 from scripts.runner.records import load_results
 
 # what the runs of one table (and its stability pair) must share
-SAME_SETTINGS = ('k', 'bw', 'queue', 'duration', 'omit', 'min_rto_ms', 'control_delay_ms', 'period_s')
+SAME_SETTINGS = ('backend', 'k', 'bw', 'queue', 'duration', 'omit', 'min_rto_ms', 'control_delay_ms', 'period_s')
+BACKENDS = ('sim', 'flow')
+# Hedera (Al-Fares et al., NSDI'10): the same group's central scheduler on a
+# flow-level simulation of an 8,192-host (k=32) fat-tree, beside that size's table
+HEDERA = {'k': 32, 'pct_of_optimal': 96.0,
+          'source': "Hedera (Al-Fares et al., NSDI'10): global first fit on a simulated 8,192-host fat-tree, "
+                    '96% of optimal bisection bandwidth'}
 REFERENCE = 'nonblocking'
 # the schemes' columns in Table 2's order whichever run holds them (others after, as first met)
 SCHEME_ORDER = ('nonblocking', 'twolevel', 'ecmp', 'classifier', 'scheduler')
@@ -52,7 +59,7 @@ def load(run_dir):
 
 
 def _settings(config):
-    return dict({key: config.get(key) for key in SAME_SETTINGS}, sender_queue=config['sender_queue'])
+    return dict({key: config.get(key) for key in SAME_SETTINGS}, sender_queue=config.get('sender_queue'))
 
 
 def per_seed(saved_runs):
@@ -63,8 +70,9 @@ def per_seed(saved_runs):
     measured, seen, first = {}, {}, None
     for run_dir, saved in saved_runs:
         config = saved['config']
-        if config['backend'] != 'sim':
-            raise RatesError('%s ran on the %s: this table is the simulator\'s' % (run_dir, config['backend']))
+        if config['backend'] not in BACKENDS:
+            raise RatesError('%s ran on the %s: this table is a simulated backend\'s (%s)'
+                             % (run_dir, config['backend'], ', '.join(BACKENDS)))
         if first is None:
             first = (run_dir, _settings(config))
         elif _settings(config) != first[1]:
@@ -127,11 +135,12 @@ def table(name, saved_runs):
             rows.append({'pattern': pattern, 'scheme': scheme, 'seeds': sorted(by_seed),
                          'pct_of_line': _stats(v[0] for v in by_seed.values()),
                          'pct_of_reference': _stats(v[1] for v in by_seed.values())})
-    return {'name': name, 'runs': [run_dir for run_dir, _ in saved_runs], 'k': config['k'], 'bw_mbps': config['bw'],
+    return {'name': name, 'runs': [run_dir for run_dir, _ in saved_runs], 'backend': config['backend'],
+            'k': config['k'], 'bw_mbps': config['bw'],
             'hosts': config['hosts'], 'queue_packets': config['queue'], 'duration_s': config['duration'],
             'omit_s': config['omit'], 'min_rto_ms': config.get('min_rto_ms'),
             'control_delay_ms': config.get('control_delay_ms'), 'period_s': config.get('period_s'),
-            'sender_queue': config['sender_queue'],
+            'sender_queue': config.get('sender_queue'),
             'seeds': seeds, 'patterns': patterns, 'schemes': schemes, 'machine': config.get('machine'),
             'wall': _walls(saved_runs), 'cells': rows}
 
@@ -296,17 +305,9 @@ def table_markdown(entry, paper, slow=None):
     check = entry['stability']
     line_top, ref_top = check['largest_pct_of_line_diff'], check['largest_pct_of_reference_diff']
     machine = entry.get('machine') or {}
-    caption = (
-        'k=%d fat-tree, %s links, %d-packet queues, %g s flows after %g s left out; seeds %s (one run each); '
-        'runs %s. Schemes: %% of the non-blocking reference for the same flows and seed, mean (range) over the '
-        'seeds; the reference: %% of line rate. Hosts\' minimum RTO %g ms, send queues %s; the dynamic schemes '
-        'polled every %s, '
-        'their flow-mods applied %g ms after a poll or packet-in.'
-        % (entry['k'], link_rate(entry['bw_mbps']), entry['queue_packets'], entry['duration_s'], entry['omit_s'],
-           ' '.join(map(str, entry['seeds'])), ', '.join('`%s`' % r for r in entry['runs']), entry['min_rto_ms'],
-           entry['sender_queue'],
-           'the app\'s default 1 s' if entry['period_s'] is None else '%g s' % entry['period_s'],
-           entry['control_delay_ms']))
+    caption = _settings_caption(entry)
+    if entry['k'] == HEDERA['k']:
+        caption += ' Beside it, %s.' % HEDERA['source']
     stable = (
         'Doubled duration (seed %s, %g s against %g s, `%s` against `%s`): the largest difference in a cell is '
         '%.1f points of the reference (%s, %s) and %.1f points of line rate (%s, %s).'
@@ -331,6 +332,23 @@ def table_markdown(entry, paper, slow=None):
                      'line rate' if top['metric'] == 'pct_of_line' else 'the reference')]
     notes = [stable] + ([rto_line(entry['min_rto_check'])] if 'min_rto_check' in entry else []) + slower + [cost]
     return '\n'.join([caption, '', *lines, '', '\n\n'.join(notes)])
+
+
+def _settings_caption(entry):
+    """What a table's runs were: the fabric, the backend's model and the schemes' timing."""
+    polled = ('the app\'s default 1 s' if entry['period_s'] is None else '%g s' % entry['period_s'])
+    common = ('seeds %s (one run each); runs %s. Schemes: %% of the non-blocking reference for the same flows and '
+              'seed, mean (range) over the seeds; the reference: %% of line rate.'
+              % (' '.join(map(str, entry['seeds'])), ', '.join('`%s`' % r for r in entry['runs'])))
+    if entry.get('backend') == 'flow':
+        return ('k=%d fat-tree, %s links, the flow-level model (max-min fair rates over the controller\'s rules; '
+                'no TCP, queues or losses), %g s flows after %g s left out; %s The dynamic schemes polled every %s.'
+                % (entry['k'], link_rate(entry['bw_mbps']), entry['duration_s'], entry['omit_s'], common, polled))
+    return ('k=%d fat-tree, %s links, %d-packet queues, %g s flows after %g s left out; %s Hosts\' minimum RTO %g ms, '
+            'send queues %s; the dynamic schemes polled every %s, their flow-mods applied %g ms after a poll or '
+            'packet-in.'
+            % (entry['k'], link_rate(entry['bw_mbps']), entry['queue_packets'], entry['duration_s'], entry['omit_s'],
+               common, entry['min_rto_ms'], entry['sender_queue'], polled, entry['control_delay_ms']))
 
 
 def rto_line(check):

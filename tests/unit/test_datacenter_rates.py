@@ -57,13 +57,26 @@ def test_mean_and_range_over_seeds_of_line_rate_and_reference(tmp_path):
 
 @pytest.mark.parametrize('other, message', [
     ({'min_rto_ms': 200.0}, 'differ in min_rto_ms'), ({'period_s': None}, 'differ in period_s'),
-    ({'backend': 'emulator'}, "ran on the emulator")])
+    ({'backend': 'emulator'}, "ran on the emulator"), ({'backend': 'flow'}, 'differ in backend')])
 def test_runs_of_other_settings_or_backend_make_no_table(tmp_path, other, message):
     one = write_run(tmp_path / 'a', [1], aggregates())
     two = write_run(tmp_path / 'b', [2], aggregates(), **other)
-    runs = [rates.load(two)] if other.get('backend') else [rates.load(one), rates.load(two)]
+    runs = [rates.load(two)] if other.get('backend') == 'emulator' else [rates.load(one), rates.load(two)]
     with pytest.raises(rates.RatesError, match=message):
         rates.table('t', runs)
+
+
+def test_a_flow_model_table_says_so_and_a_k32_one_has_hederas_figure_beside_it(tmp_path):
+    flow = {'backend': 'flow', 'queue': 50, 'min_rto_ms': None, 'control_delay_ms': None}
+    k16 = [write_run(tmp_path / 'k16a', [1], aggregates(), k=16, **flow),
+           write_run(tmp_path / 'k16b', [1], aggregates(), k=16, duration=0.2, **flow)]
+    data = rates.build([('k16', [k16[0]])], {'k16': ([k16[0]], [k16[1]])}, None)
+    text = rates.markdown(data)
+    assert 'the flow-level model' in text and 'minimum RTO' not in text and 'Hedera' not in text
+    k32 = [write_run(tmp_path / 'k32a', [1], aggregates(), k=32, **flow),
+           write_run(tmp_path / 'k32b', [1], aggregates(), k=32, duration=0.2, **flow)]
+    data = rates.build([('k32', [k32[0]])], {'k32': ([k32[0]], [k32[1]])}, None)
+    assert "Hedera (Al-Fares et al., NSDI'10)" in rates.markdown(data) and '96%' in rates.markdown(data)
 
 
 def test_a_schemes_reference_may_be_in_another_run_of_the_same_seed(tmp_path):
