@@ -1,119 +1,132 @@
 """LetFlow experiments on ns-3 and the section 4.2 Markov model.
 
     python -m scripts.letflow.ns3_experiments fig1a|weights|elasticity|delta|load|markov|all
-        [--seeds 1 2 3 | --reps N --seed-base B] [--jobs J] [--out DIR] [--duration S]
+        [--seeds 1 2 3 | --reps N --seed-base B] [--jobs N | --dask ADDRESS] [--out DIR]
+        [--duration S]
+    python -m scripts.letflow.ns3_experiments SWEEP --resume DIR
 
-Topologies follow Fig. 1 of the LetFlow paper, scaled to this machine: every
-link rate and every flow size is divided by 10 (40 Gbps fabric links become
-4 Gbps, servers get 1 Gbps, a 30 MB web-search flow becomes 3 MB), with 10 us
-per link.  Scaling sizes with rates keeps the paper's time scales (flow
-durations, arrivals per second, the 500 us flowlet timeout) and offered loads,
-at a tenth of the packets.  FCTs are measured on the flows that start in a
-window after a warm-up, while arrivals go on until they finish.  The
-elasticity experiment (section 4.1) runs at the paper's own rates.  Each
-experiment writes results.json, results.csv and PNG plots under
---out/<experiment>/ and prints its table; every point runs once per seed,
-and the seeds are recorded in the files and named in every plot.
+Topologies follow Fig. 1 of the LetFlow paper, scaled to this machine
+(scripts/letflow/ns3/scenarios.py): every link rate and every flow size is
+divided by 10 (40 Gbps fabric links become 4 Gbps, servers get 1 Gbps, a
+30 MB web-search flow becomes 3 MB), with 10 us per link.  Scaling sizes with
+rates keeps the paper's time scales (flow durations, arrivals per second, the
+500 us flowlet timeout) and offered loads, at a tenth of the packets.  FCTs
+are measured on the flows that start in a window after a warm-up, while
+arrivals go on until they finish.  The elasticity experiment (section 4.1)
+runs at the paper's own rates.
+
+Each simulated sweep is a plan of runs, one per scenario, that the runner
+(scripts/runner) executes on the leaf-spine backend
+(scripts/letflow/ns3/letflow_backend.py): in this process, on --jobs N local
+processes or on the Dask cluster at --dask ADDRESS.  The plan (plan.json)
+and each finished run's record (runs/NNNNN.json) are kept in
+--out/<experiment>/; an interrupted sweep resumes with --resume DIR, which
+runs only the runs without a record.  Each experiment then writes
+results.json, results.csv and PNG plots there and prints its table; every
+point runs once per seed, and the seeds are recorded in the files and named
+in every plot.
 """
 
 import argparse
 import csv
-import hashlib
 import json
-import multiprocessing
-import os
-import resource
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from controller.letflow import markov
-from scripts.workloads.arrivals import poisson_flows
 from scripts.workloads.flow_sizes import workload
 from scripts.letflow import plots
-from scripts.letflow.ns3 import build
-from scripts.letflow.ns3.sim import GRANULARITY, Scenario, SimFlow, bottlenecks, run, summarise
+from scripts.letflow.ns3 import build, scenarios
+from scripts.letflow.ns3.scenarios import HOSTS_PER_LEAF
+from scripts.letflow.ns3.sim import GRANULARITY
 from scripts.argtypes import add_seed_options, seeds_of
+from scripts.runner import options as runner_options, records
 
-SCALE = 0.1                      # link rates and flow sizes relative to the paper
-FABRIC_GBPS = 40 * SCALE
-HOST_GBPS = 10 * SCALE
-# Enough servers that a server link averages ~23% load at 93% fabric load;
-# 16 per leaf ran each at 70%, and with equal weights server links and NICs
-# dropped more packets than the asymmetric fabric did.
-HOSTS_PER_LEAF = 48
-# Simulated time after the measurement window during which arrivals continue
-# and measured flows may still finish; measured flows unfinished by then (an
-# overloaded path) count at their lower bound, end of run - start.
-DRAIN_S = 0.15
 FIG3_WEIGHTS = (0.02, 0.1, 0.2, 0.35, 0.5, 0.66, 0.8, 0.95, 0.98)
 FLOW_SCHEMES = ("wcmp", "spray", "letflow")  # per-flow, per-packet, flowlet granularity
+EXPERIMENT = "letflow"   # the runner's name for these sweeps' runs: scripts/letflow/ns3/letflow_backend.py
+BACKEND = "leafspine"    # LetFlow's ns-3 leaf-spine simulator (scripts/runner/backends.py)
+# What the runner adds to a run's record beside the simulator's result; results.json leaves it out.
+RUNNER_KEYS = ("id", "scenario", "ran_on", "schema")
 
 
 # ---------------------------------------------------------------- running
 
-def _run_one(scenario: Scenario) -> dict:
-    started = time.monotonic()
-    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result = run(scenario)
-    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result["summary"] = summarise(result, scenario.stop_s, scenario.labels["source_leaf"],
-                                  scenario.measure_window_s)
-    if result["flows"] and "fabric_series" in result:
-        result["summary"]["bottlenecks"] = bottlenecks(result, scenario)
-    result["wall_s"] = time.monotonic() - started
-    result["cpu_s"] = (cpu_after.ru_utime + cpu_after.ru_stime
-                       - cpu_before.ru_utime - cpu_before.ru_stime)
-    return result
+def _settings(args) -> dict:
+    """The options every run of a sweep is built and reported with: the
+    plan's config keeps them, so that --resume goes on with them."""
+    return {"seeds": seeds_of(args), "workload": args.workload, "duration": args.duration,
+            "warmup": args.warmup, "hosts_per_leaf": args.hosts_per_leaf, "load": args.load,
+            "load_scale": args.load_scale, "delta_us": args.delta_us,
+            "delta_multiples": list(args.delta_multiples), "schemes": list(args.schemes),
+            "elastic_s": args.elastic_s}
 
 
-def _lower_priority(niceness: int) -> None:
-    os.nice(niceness)  # other engineers share these two cores
+def _sweep_dir(args, name: str) -> Path:
+    return Path(args.resume) if args.resume else args.out / name
 
 
-def run_all(scenarios, jobs: int, niceness: int, cache_dir: Path):
-    """Runs scenarios over `jobs` processes, printing progress; results come
-    back in the order of `scenarios`.  Each finished run is kept in
-    `cache_dir` under a digest of its scenario and the simulator binary, so an
-    interrupted sweep, or one extended with more seeds, reruns only what is
-    missing."""
-    binary = build.simulator()  # build once, before the workers race to do it
-    digest = hashlib.sha256(binary.read_bytes()).hexdigest()
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    paths = [cache_dir / (hashlib.sha256((s.to_text() + json.dumps(s.labels, sort_keys=True)
-                                          + digest).encode()).hexdigest()[:24] + ".json")
-             for s in scenarios]
-    results = [json.loads(p.read_text()) if p.exists() else None for p in paths]
-    todo = [(i, s) for i, s in enumerate(scenarios) if results[i] is None]
-    if len(todo) < len(scenarios):
-        print(f"  {len(scenarios) - len(todo)} of {len(scenarios)} runs reused from {cache_dir}")
-    with multiprocessing.Pool(jobs, _lower_priority, (niceness,)) as pool:
-        for done, (i, result) in enumerate(pool.imap_unordered(_indexed_run, todo), 1):
-            results[i] = result
-            paths[i].write_text(json.dumps(result))
-            s = result["summary"]
-            fct = f"{s['mean_fct_s'] * 1e3:.2f} ms" if s["mean_fct_s"] is not None else "-"
-            print(f"  [{done}/{len(todo)}] {_describe(result['labels'])}: mean FCT {fct}, "
-                  f"{s['unfinished']} of {s['flows']} unfinished, {result['cpu_s']:.1f} CPU-s",
-                  flush=True)
-    return results
+def _resumed(args):
+    """``args`` with the settings of the plan in --resume DIR, which must be
+    a plan of the sweep named."""
+    experiment, backend, config, _ = records.load_plan(args.resume)
+    if (experiment, backend) != (EXPERIMENT, BACKEND) or config.get("sweep") != args.experiment:
+        raise ValueError(f"{args.resume} holds a plan of the {config.get('sweep') or experiment} "
+                         f"experiment, not LetFlow's {args.experiment}")
+    return argparse.Namespace(**{**vars(args), **config["settings"], "reps": None, "seed_base": None})
 
 
-def _indexed_run(item):
-    i, scenario = item
-    return i, _run_one(scenario)
+def _start_afresh(target: Path) -> None:
+    """A new sweep's records replace those of a finished plan in ``target``
+    (runs of the same id would otherwise count as done); an unfinished plan
+    there is left for --resume."""
+    try:
+        _, _, _, plan = records.load_plan(str(target))
+    except records.RecordError:
+        return
+    missing = len(plan) - len(records.finished(str(target), plan))
+    if missing:
+        raise ValueError(f"{target} holds a plan with {missing} of its {len(plan)} runs unfinished: "
+                         f"--resume {target} runs them; remove it to start afresh")
+    records.discard(str(target), plan)
 
 
-def _describe(labels: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in labels.items() if k != "source_leaf")
+def _run_plan(args, name: str, plan: list) -> list:
+    """The results of ``plan``'s runs, in its order, each run by the runner
+    and its record kept in the sweep's directory as it finishes."""
+    target = _sweep_dir(args, name)
+    config = {"experiment": EXPERIMENT, "backend": BACKEND, "sweep": name, "settings": _settings(args)}
+    if args.resume:
+        _, _, saved_config, saved_plan = records.load_plan(args.resume)
+        if [saved_config, saved_plan] != json.loads(json.dumps([config, plan])):
+            raise ValueError(f"the plan in {args.resume} is not the one its settings make now (the "
+                             f"sweep changed since it ran?): run the {name} sweep afresh")
+    else:
+        _start_afresh(target)
+    build.simulator()  # built once, before runs in several processes race to build it
+    finished = {}
+    runner_options.run_plan(args, EXPERIMENT, config, plan, str(target), _describe, finished.update)
+    return [{k: v for k, v in finished[run["id"]].items() if k not in RUNNER_KEYS} for run in plan]
 
 
-def _save(out_dir: Path, name: str, payload: dict, rows, seeds) -> Path:
+def _run(run_id: str, topology: str, **params) -> dict:
+    """A plan entry: the run's id and what the backend rebuilds its Scenario from."""
+    return {"id": run_id, "scenario": scenarios.entry(topology, **params)}
+
+
+def _describe(record: dict) -> str:
+    s = record["summary"]
+    fct = f"{s['mean_fct_s'] * 1e3:.2f} ms" if s["mean_fct_s"] is not None else "-"
+    labels = " ".join(f"{k}={v}" for k, v in record["labels"].items() if k != "source_leaf")
+    return (f"{labels}: mean FCT {fct}, {s['unfinished']} of {s['flows']} unfinished, "
+            f"{record['cpu_s']:.1f} CPU-s")
+
+
+def _save(target: Path, payload: dict, rows, seeds) -> Path:
     """results.json (``payload`` and the seeds) and results.csv (``rows``,
-    each with the seeds) under out_dir/name."""
-    target = out_dir / name
+    each with the seeds) in the directory ``target``."""
     target.mkdir(parents=True, exist_ok=True)
     (target / "results.json").write_text(json.dumps(dict(payload, seeds=seeds), indent=1))
     if rows:
@@ -126,9 +139,9 @@ def _save(out_dir: Path, name: str, payload: dict, rows, seeds) -> Path:
     return target
 
 
-# A run's per-flow list and time series: kept in the sweep's run cache
-# (run_all's cache_dir), left out of a results file that would otherwise be
-# megabytes of what no table or plot reads.
+# A run's per-flow list and time series: kept in its record (the sweep's
+# runs/), left out of a results file that would otherwise be megabytes of
+# what no table or plot reads.
 RUN_SERIES = ("flows", "fabric_series", "links", "flows_per_spine")
 
 
@@ -139,58 +152,6 @@ def _run_record(result: dict) -> dict:
 
 
 _seeds_caption = plots.seeds_caption
-
-
-# ---------------------------------------------------------------- topologies
-
-def _stop_s(args) -> float:
-    return args.warmup + args.duration + DRAIN_S
-
-
-def _arrivals(args, rate_bps, rng):
-    """Poisson flows offering `rate_bps` from t = 0 to the end of the drain
-    allowance, so the load stays on until the measured flows finish."""
-    return poisson_flows(workload(args.workload).scaled(SCALE), rate_bps, _stop_s(args),
-                         args.hosts_per_leaf, args.hosts_per_leaf, rng)
-
-
-def _fabric_scenario(args, **params) -> Scenario:
-    return Scenario(stop_s=_stop_s(args), hosts_per_leaf=args.hosts_per_leaf,
-                    host_rate_gbps=HOST_GBPS,
-                    measure_window_s=(args.warmup, args.warmup + args.duration), **params)
-
-
-def _fig1b_scenario(args, scheme, weight_s0, seed, delta_us):
-    """Fig. 1b: two leaves, the S1 path at half the capacity of the S0 path,
-    leaf L0 sending to L1 at 93% (112 of 120 Gbps in the paper) of the total."""
-    links = {(0, 0): 2 * FABRIC_GBPS, (1, 0): 2 * FABRIC_GBPS,
-             (0, 1): FABRIC_GBPS, (1, 1): FABRIC_GBPS}
-    capacity_bps = 3 * FABRIC_GBPS * 1e9
-    rng = np.random.default_rng(seed)
-    flows = [SimFlow(0, f.src_host, 1, f.dst_host, f.start_s, f.bytes)
-             for f in _arrivals(args, args.load * capacity_bps, rng)]
-    return _fabric_scenario(
-        args, leaves=2, spines=2, links_gbps=links, flows=flows, scheme=scheme,
-        spine_weights=[weight_s0, 1 - weight_s0], seed=seed, flowlet_timeout_us=delta_us,
-        labels={"scheme": scheme, "weight_s0": weight_s0, "seed": seed, "delta_us": delta_us,
-                "load": args.load, "source_leaf": 0})
-
-
-def _fig1a_scenario(args, scheme, weights, weight_name, seed):
-    """Fig. 1a: leaves L0, L1, L2 under spines S0, S1 with the L0-S1 link failed;
-    L0->L2 at 20 and L1->L2 at 48 (of 40 Gbps links) in the paper, scaled."""
-    links = {(0, 0): FABRIC_GBPS, (1, 0): FABRIC_GBPS, (1, 1): FABRIC_GBPS,
-             (2, 0): FABRIC_GBPS, (2, 1): FABRIC_GBPS}
-    rng = np.random.default_rng(seed)
-    flows = []
-    for src_leaf, paper_gbps in ((0, 20), (1, 48)):
-        for f in _arrivals(args, paper_gbps * SCALE * 1e9 * args.load_scale, rng):
-            flows.append(SimFlow(src_leaf, f.src_host, 2, f.dst_host, f.start_s, f.bytes))
-    flows.sort(key=lambda f: f.start_s)
-    return _fabric_scenario(
-        args, leaves=3, spines=2, links_gbps=links, flows=flows, scheme=scheme,
-        spine_weights=weights, seed=seed, flowlet_timeout_us=args.delta_us,
-        labels={"scheme": scheme, "weights": weight_name, "seed": seed, "source_leaf": 1})
 
 
 def _over_seeds(results, key_fields):
@@ -238,10 +199,10 @@ def exp_fig1a(args):
     (the paper normalises to CONGA, which dcfabric does not implement)."""
     settings = {"equal": [1.0, 1.0], "s1x2.4": [1.0, 2.4]}
     seeds = seeds_of(args)
-    scenarios = [_fig1a_scenario(args, scheme, w, name, seed)
-                 for name, w in settings.items() for scheme in args.schemes
-                 for seed in seeds]
-    results = run_all(scenarios, args.jobs, args.nice, args.out / "fig1a" / "runs")
+    plan = [_run(f"fig1a/{name}/{scheme}/seed{seed}", "fig1a", scheme=scheme, weights=w,
+                 weight_name=name, seed=seed, delta_us=args.delta_us)
+            for name, w in settings.items() for scheme in args.schemes for seed in seeds]
+    results = _run_plan(args, "fig1a", plan)
     stats = _over_seeds(results, ("weights", "scheme"))
     means = {k: v[0] for k, v in stats.items()}
     best = min(means.values())
@@ -252,7 +213,7 @@ def exp_fig1a(args):
                           "S0->L2")}
             for (w, s) in stats]
     _print_rows("Fig 1a (paper Fig 2): mean FCT normalised to the best", rows)
-    target = _save(args.out, "fig1a", {"runs": results, "rows": rows}, rows, seeds)
+    target = _save(_sweep_dir(args, "fig1a"), {"runs": results, "rows": rows}, rows, seeds)
     plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for i, scheme in enumerate(args.schemes):
@@ -271,10 +232,10 @@ def exp_weights(args):
     """Figs. 3 and 4: sweep the S0 weight on the Fig. 1b topology (two leaves,
     S1 path at half the capacity of S0, load 93%)."""
     seeds = seeds_of(args)
-    scenarios = [_fig1b_scenario(args, scheme, w, seed, args.delta_us)
-                 for w in FIG3_WEIGHTS for scheme in args.schemes
-                 for seed in seeds]
-    results = run_all(scenarios, args.jobs, args.nice, args.out / "weights" / "runs")
+    plan = [_run(f"weights/{w:g}/{scheme}/seed{seed}", "fig1b", scheme=scheme, weight_s0=w,
+                 seed=seed, delta_us=args.delta_us, load=args.load)
+            for w in FIG3_WEIGHTS for scheme in args.schemes for seed in seeds]
+    results = _run_plan(args, "weights", plan)
     stats = _over_seeds(results, ("weight_s0", "scheme"))
     means = {k: v[0] for k, v in stats.items()}
     best = min(means.values())
@@ -286,10 +247,10 @@ def exp_weights(args):
             row = {"weight_s0": w, "scheme": scheme, "granularity": GRANULARITY[scheme],
                    **_fct_row(stats[(w, scheme)], best), **_run_facts(runs, "L0->S1")}
             if scheme == "letflow":  # Fig. 4: flowlet sizes and traffic share per path
-                for spine in (0, 1):
-                    data = sum(r["summary"]["per_spine"].get(spine, {}).get("data_bytes", 0)
+                for spine in (0, 1):  # a record's per-spine keys are JSON's strings
+                    data = sum(r["summary"]["per_spine"].get(str(spine), {}).get("data_bytes", 0)
                                for r in runs)
-                    lets = sum(r["summary"]["per_spine"].get(spine, {}).get("flowlets", 0)
+                    lets = sum(r["summary"]["per_spine"].get(str(spine), {}).get("flowlets", 0)
                                for r in runs)
                     row[f"s{spine}_mean_flowlet_kb"] = data / lets / 1e3 if lets else None
                     row[f"s{spine}_bytes"] = data
@@ -297,7 +258,7 @@ def exp_weights(args):
                 row["s0_traffic_share"] = row["s0_bytes"] / total if total else None
             rows.append(row)
     _print_rows("Fig 3/4: weight sweep on Fig 1b (FCT normalised to the best)", rows)
-    target = _save(args.out, "weights", {"runs": results, "rows": rows}, rows, seeds)
+    target = _save(_sweep_dir(args, "weights"), {"runs": results, "rows": rows}, rows, seeds)
     plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for scheme in args.schemes:
@@ -328,13 +289,14 @@ def exp_delta(args):
     """LetFlow (equal weights) on Fig. 1b with the flowlet timeout swept as a
     multiple of the base RTT, beside per-flow ECMP."""
     seeds = seeds_of(args)
-    probe = _fig1b_scenario(args, "letflow", 0.5, seeds[0], args.delta_us)
-    rtt = probe.base_rtt_us()
+    rtt = scenarios.fig1b(_settings(args), "letflow", 0.5, seeds[0], args.delta_us, args.load).base_rtt_us()
     multiples = args.delta_multiples
-    scenarios = [_fig1b_scenario(args, "letflow", 0.5, seed, m * rtt)
-                 for m in multiples for seed in seeds]
-    scenarios += [_fig1b_scenario(args, "ecmp", 0.5, seed, args.delta_us) for seed in seeds]
-    results = run_all(scenarios, args.jobs, args.nice, args.out / "delta" / "runs")
+    plan = [_run(f"delta/{m:g}rtt/letflow/seed{seed}", "fig1b", scheme="letflow", weight_s0=0.5,
+                 seed=seed, delta_us=m * rtt, load=args.load)
+            for m in multiples for seed in seeds]
+    plan += [_run(f"delta/ecmp/seed{seed}", "fig1b", scheme="ecmp", weight_s0=0.5, seed=seed,
+                  delta_us=args.delta_us, load=args.load) for seed in seeds]
+    results = _run_plan(args, "delta", plan)
     stats = _over_seeds(results, ("scheme", "delta_us"))
     ecmp = np.mean([v[0] for (s, _), v in stats.items() if s == "ecmp"])
     ecmp_runs = [r for r in results if r["labels"]["scheme"] == "ecmp"]
@@ -347,7 +309,7 @@ def exp_delta(args):
                  **_run_facts(ecmp_runs, "L0->S1")})
     _print_rows(f"Delta sweep (base RTT {rtt:.0f} us; normalised = mean FCT / per-flow ECMP's, "
                 f"{ecmp * 1e3:.2f} ms)", rows)
-    target = _save(args.out, "delta", {"runs": results, "rows": rows, "base_rtt_us": rtt,
+    target = _save(_sweep_dir(args, "delta"), {"runs": results, "rows": rows, "base_rtt_us": rtt,
                                        "ecmp_mean_fct_ms": ecmp * 1e3}, rows, seeds)
     plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -371,10 +333,10 @@ def exp_load(args):
     S1 path at half the S0 path's capacity), every scheme with equal weights:
     per-flow ECMP, per-packet spraying and LetFlow, --workload's flow sizes."""
     seeds = seeds_of(args)
-    scenarios = [_fig1b_scenario(argparse.Namespace(**{**vars(args), "load": load}), scheme, 0.5, seed,
-                                 args.delta_us)
-                 for load in LOADS for scheme in LOAD_SCHEMES for seed in seeds]
-    results = run_all(scenarios, args.jobs, args.nice, args.out / "load" / "runs")
+    plan = [_run(f"load/{load:g}/{scheme}/seed{seed}", "fig1b", scheme=scheme, weight_s0=0.5,
+                 seed=seed, delta_us=args.delta_us, load=load)
+            for load in LOADS for scheme in LOAD_SCHEMES for seed in seeds]
+    results = _run_plan(args, "load", plan)
     stats = _over_seeds(results, ("load", "scheme"))
     rows = []
     for load in LOADS:
@@ -385,7 +347,7 @@ def exp_load(args):
                          **_fct_row(stats[(load, scheme)], ecmp), **_run_facts(runs, "L0->S1")})
     _print_rows(f"Load sweep, {args.workload} (Fig 1b, equal weights; normalised = mean FCT / "
                 "per-flow ECMP's at the same load)", rows)
-    target = _save(args.out, "load", {"runs": [_run_record(r) for r in results], "rows": rows,
+    target = _save(_sweep_dir(args, "load"), {"runs": [_run_record(r) for r in results], "rows": rows,
                                       "workload": args.workload}, rows, seeds)
     plots.load_sweep(json.loads((target / "results.json").read_text()), target / "load_sweep.png")
     return rows
@@ -394,19 +356,9 @@ def exp_load(args):
 def exp_elasticity(args):
     """Section 4.1 / Fig. 5: 25 long-lived flows over a 40 and a 10 Gbps path,
     window 256 KB, Delta 200 us, base RTT ~50 us, buffers too large to drop."""
-    flows = 25
     seeds = seeds_of(args)
-    scenarios = []
-    for seed in seeds:
-        starts = np.random.default_rng(seed).uniform(0, 1e-3, flows)
-        scenarios.append(Scenario(
-            leaves=2, spines=2, links_gbps={(0, 0): 40, (1, 0): 40, (0, 1): 10, (1, 1): 10},
-            flows=[SimFlow(0, i, 1, i, float(starts[i]), 0) for i in range(flows)],
-            stop_s=args.elastic_s, scheme="letflow", seed=seed, flowlet_timeout_us=200,
-            hosts_per_leaf=flows, host_rate_gbps=10, link_delay_us=5.5, queue_packets=100000,
-            tcp_window_bytes=256 * 1024, sample_interval_us=500,
-            labels={"scheme": "letflow", "seed": seed, "source_leaf": 0}))
-    results = run_all(scenarios, args.jobs, args.nice, args.out / "elasticity" / "runs")
+    results = _run_plan(args, "elasticity", [_run(f"elasticity/seed{seed}", "elasticity", seed=seed)
+                                             for seed in seeds])
     rows = []
     for r in results:
         series = r["flows_per_spine"]
@@ -416,7 +368,7 @@ def exp_elasticity(args):
                      "mean_s0_flows_second_half": float(np.mean([p[1] for p in tail])),
                      "last_change_ms": _last_change_ms(series)})
     _print_rows("Elasticity (paper Fig 5: settles at 20 on 40G / 5 on 10G within ~30 ms)", rows)
-    target = _save(args.out, "elasticity", {"runs": results, "rows": rows}, rows, seeds)
+    target = _save(_sweep_dir(args, "elasticity"), {"runs": results, "rows": rows}, rows, seeds)
     plots.elasticity(json.loads((target / "results.json").read_text()), target / "fig5_elasticity.png")
     return rows
 
@@ -457,7 +409,7 @@ def exp_markov(args):
                           "delta_max_us": hi * 1e6 if hi else None})
     _print_rows(f"Markov Fig 8-style sweep: burst b={args.burst}, {steps:.0e} steps from an even "
                 f"split, 'balanced' = >=80% of mass within 5% of n of the ideal split", sweep)
-    target = _save(args.out, "markov", {"steps": steps, "packet_bytes": markov.DEFAULT_PACKET_BYTES,
+    target = _save(_sweep_dir(args, "markov"), {"steps": steps, "packet_bytes": markov.DEFAULT_PACKET_BYTES,
                                         "burst_fig8": args.burst, "fig7": fig7, "fig7_rows": rows,
                                         "fig8": sweep}, rows + sweep, [])
     saved = json.loads((target / "results.json").read_text())
@@ -486,13 +438,18 @@ EXPERIMENTS = {"fig1a": exp_fig1a, "weights": exp_weights,
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Each simulated sweep is a plan the project's runner executes (--jobs, --dask): "
+               "OUT/<experiment>/plan.json and a record per finished run in OUT/<experiment>/runs/; "
+               "--resume OUT/<experiment> runs only an interrupted sweep's missing runs.")
     p.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
     add_seed_options(p, reps=2, seed_base=1, per="independent run per point")
-    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                   help="simulations run in parallel")
-    p.add_argument("--nice", type=int, default=10, help="niceness of the simulation workers")
-    p.add_argument("--out", type=Path, default=Path("results/letflow"))
+    runner_options.add_arguments(p)  # --jobs, --dask, --resume: the runner's (scripts/runner)
+    p.add_argument("--out", type=Path, default=Path("results/letflow"),
+                   help="each experiment's plan, run records (runs/) and results go to OUT/<experiment>; "
+                        "a new sweep replaces a finished one's records there, and an unfinished one's "
+                        "are kept for --resume OUT/<experiment>")
     p.add_argument("--workload", default="web-search", help="web-search or data-mining")
     p.add_argument("--duration", type=float, default=0.25,
                    help="seconds of Poisson arrivals whose flows are measured")
@@ -518,8 +475,9 @@ def parse_args(argv=None):
         seeds_of(args)
     except ValueError as error:
         problems.append(str(error))
-    if args.jobs < 1:
-        problems.append("--jobs must be at least 1")
+    if args.resume and args.experiment in ("all", "markov"):
+        problems.append("--resume DIR completes one simulated sweep's plan: name that sweep, "
+                        "one of " + ", ".join(name for name in EXPERIMENTS if name != "markov"))
     if args.hosts_per_leaf < 1:
         problems.append("--hosts-per-leaf must be at least 1")
     if args.warmup < 0:
@@ -529,6 +487,10 @@ def parse_args(argv=None):
             problems.append(f"--{name.replace('_', '-')} must be positive")
     if not args.delta_multiples or min(args.delta_multiples) <= 0:
         problems.append("--delta-multiples must be positive")
+    if len(set(args.delta_multiples)) < len(args.delta_multiples):
+        problems.append("--delta-multiples repeats a multiple")
+    if len(set(args.schemes)) < len(args.schemes):
+        problems.append("--schemes repeats a scheme")
     unknown = [s for s in args.schemes if s not in FLOW_SCHEMES]
     if unknown or not args.schemes:
         problems.append(f"--schemes must name some of {','.join(FLOW_SCHEMES)}, got {unknown}")
@@ -547,11 +509,13 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
     try:
+        if args.resume:
+            args = _resumed(args)
         for name in names:
             print(f"== {name}: {EXPERIMENTS[name].__doc__.splitlines()[0]}", flush=True)
             EXPERIMENTS[name](args)
-            print(f"   outputs in {args.out / name}", flush=True)
-    except build.BuildError as error:
+            print(f"   outputs in {_sweep_dir(args, name)}", flush=True)
+    except (build.BuildError, ValueError) as error:  # a run left unfinished, a plan --resume cannot take
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -21,8 +21,10 @@ import tempfile
 import time
 
 # backend name -> its package
-PACKAGES = {'emulator': 'scripts.emulator', 'sim': 'scripts.sim', 'flow': 'scripts.flow'}
-# what each backend is, for --help and errors
+PACKAGES = {'emulator': 'scripts.emulator', 'sim': 'scripts.sim', 'flow': 'scripts.flow',
+            'leafspine': 'scripts.letflow.ns3'}
+# the fat-tree backends an experiment's --backend chooses among, and what each is, for --help
+# (leafspine, LetFlow's ns-3 leaf-spine simulator, runs only LetFlow's own sweeps, which choose none)
 DESCRIPTIONS = {'emulator': 'Mininet and Open vSwitch, the hosts\' own TCP, judged by its fidelity verdict',
                 'sim': 'ns-3 switches executing the controller\'s exported rules, hosts on ns-3\'s TCP',
                 'flow': 'a flow-level model: the controller\'s paths, max-min fair rates (the paper\'s scale)'}

@@ -8,7 +8,7 @@ from scripts.runner import backends, loop, records
 
 
 def add_backend_argument(p, default='emulator'):
-    p.add_argument('--backend', choices=tuple(backends.PACKAGES), default=default,
+    p.add_argument('--backend', choices=tuple(backends.DESCRIPTIONS), default=default,
                    help='where the runs run (default %s): %s' % (default, '; '.join(
                        '%s: %s' % item for item in backends.DESCRIPTIONS.items())))
 

@@ -56,6 +56,16 @@ def save(out_dir, index, record):
     _write_json(_record_path(out_dir, index), dict(record, schema=SCHEMA))
 
 
+def discard(out_dir, plan):
+    """Remove ``plan`` and its runs' records from ``out_dir``, so that a new
+    plan there starts with no run done."""
+    for path in [_record_path(out_dir, index) for index in range(len(plan))] + [os.path.join(out_dir, 'plan.json')]:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+
+
 def finished(out_dir, plan):
     """{run id: record} of the plan's runs that have a record in ``out_dir``."""
     records = {}

@@ -6,7 +6,7 @@ adapter topologies/mininet_topo.py; and the pure modules under scripts/ named
 in PURE_SCRIPTS) never import ryu, eventlet or mininet, even transitively;
 experiments above, backends below: the backends (the emulation runtime
 scripts/emulator/, the simulator scripts/sim/, the flow-level model
-scripts/flow/) never import an experiment, the runner or the command line,
+scripts/flow/, LetFlow's leaf-spine simulator scripts/letflow/ns3/) never import an experiment, the runner or the command line,
 and no two packages under scripts/ import each other (a backend's
 benchmarks/ counts as a package of its own: it runs experiments on its
 backend); and fat-tree cabling facts are asked of the model, never
@@ -55,7 +55,7 @@ PURE_SCRIPTS = ['scripts.emulator.bfd.policy', 'scripts.cluster.placement', 'scr
 PURE = [m for package in ('controller', 'topologies') for m in module_names(package) if not _is_shell(m)] + PURE_SCRIPTS
 # The backends: each runs one run and imports nothing above it. Their benchmarks
 # (scripts/<backend>/benchmarks) run experiments to measure them: beside the backends, not in them.
-BACKENDS = ('scripts/emulator', 'scripts/sim', 'scripts/flow')
+BACKENDS = ('scripts/emulator', 'scripts/sim', 'scripts/flow', 'scripts/letflow/ns3')
 BACKEND_MODULES = [m for package in BACKENDS for m in module_names(package) if '.benchmarks' not in m]
 RUNTIME = [m for m in BACKEND_MODULES if m.startswith('scripts.emulator')]
 # What a backend must not depend on: the experiments, the runner and the command lines that use it

@@ -142,19 +142,20 @@ def test_experiment_seeds_are_a_list_or_counted_from_a_base(argv, seeds):
 def test_results_name_their_seeds(tmp_path):
     import csv
     import json
-    target = _save(tmp_path, "fig1a", {"rows": [{"scheme": "letflow"}]}, [{"scheme": "letflow"}], [3, 4])
+    target = _save(tmp_path / "fig1a", {"rows": [{"scheme": "letflow"}]}, [{"scheme": "letflow"}], [3, 4])
     assert json.loads((target / "results.json").read_text())["seeds"] == [3, 4]
     with open(target / "results.csv") as f:
         assert list(csv.DictReader(f)) == [{"scheme": "letflow", "seeds": "3 4"}]
 
 
 def test_the_load_sweep_offers_each_load_of_the_fabrics_capacity():
-    from scripts.letflow.ns3_experiments import FABRIC_GBPS, _fig1b_scenario, _stop_s
+    from scripts.letflow.ns3.scenarios import FABRIC_GBPS, fig1b, stop_s
+    from scripts.letflow.ns3_experiments import _settings
     offered = {}
     for load in (0.1, 0.9):
-        args = parse_args(["load", "--seeds", "1", "--load", str(load)])
-        scenario = _fig1b_scenario(args, "ecmp", 0.5, 1, args.delta_us)
+        settings = _settings(parse_args(["load", "--seeds", "1"]))
+        scenario = fig1b(settings, "ecmp", 0.5, 1, settings["delta_us"], load)
         assert scenario.labels["load"] == load
-        offered[load] = sum(f.bytes for f in scenario.flows) * 8 / _stop_s(args) / (3 * FABRIC_GBPS * 1e9)
+        offered[load] = sum(f.bytes for f in scenario.flows) * 8 / stop_s(settings) / (3 * FABRIC_GBPS * 1e9)
     # Poisson arrivals of heavy-tailed sizes: within a fifth of the load asked for
     assert offered[0.1] == pytest.approx(0.1, rel=0.2) and offered[0.9] == pytest.approx(0.9, rel=0.2)
