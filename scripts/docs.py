@@ -104,6 +104,7 @@ STUDY_TABLES = {
     'fct-10gbps': ('scripts.experiments.datacenter_fcts', 'markdown'),
     'fct-10gbps-fq': ('scripts.experiments.datacenter_fcts', 'markdown'),
     'flow-vs-sim-k4-1gbps': ('scripts.experiments.model_comparison', 'markdown'),
+    'table2-flow-scale': ('scripts.experiments.datacenter_rates', 'markdown'),
 }
 
 

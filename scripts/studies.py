@@ -6,6 +6,7 @@ results from them.
     python -m scripts.studies                 # every study, its runs and what its tables render
     python -m scripts.studies NAME            # the study's manifest: how its runs were made
     python -m scripts.studies NAME --remake   # run the command that makes its results from its runs
+    python -m scripts.studies NAME --keep-aggregates   # its runs' records without per-flow rates
 """
 import argparse
 import os
@@ -13,7 +14,7 @@ import shlex
 import subprocess
 import sys
 
-from scripts.runner.records import STUDIES_DIR, RecordError, load_study
+from scripts.runner.records import STUDIES_DIR, RecordError, keep_aggregates, load_study
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the commands that make a study's results read finished runs and write one file: minutes at most
@@ -37,8 +38,12 @@ def describe(manifest):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m scripts.studies', description=__doc__.split('\n\n')[0])
     parser.add_argument('name', nargs='?', help='a study (default: list them)')
-    parser.add_argument('--remake', action='store_true',
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument('--remake', action='store_true',
                         help='run the command that makes the study\'s results from its runs')
+    action.add_argument('--keep-aggregates', action='store_true',
+                        help='rewrite the study\'s bisection runs without their per-flow rates, each run '
+                             'keeping its aggregate (for runs of thousands of flows, before committing them)')
     args = parser.parse_args(argv)
     try:
         if args.name is None:
@@ -50,6 +55,14 @@ def main(argv=None):
     except RecordError as err:
         print('scripts.studies: %s' % err, file=sys.stderr)
         return 2
+    if args.keep_aggregates:
+        try:
+            for run in manifest['runs']:
+                print('%s: %d per-flow rates dropped' % (run, keep_aggregates(os.path.join(ROOT, run))))
+        except RecordError as err:
+            print('scripts.studies: %s' % err, file=sys.stderr)
+            return 2
+        return 0
     if not args.remake:
         print(describe(manifest))
         return 0

@@ -166,6 +166,25 @@ def load_results(run_dir):
     return saved
 
 
+def keep_aggregates(run_dir):
+    """Rewrite ``run_dir``'s bisection results without each run's per-flow
+    rates: every run keeps its aggregate and the number of flows it had
+    (``flows_dropped``). What a committed record of thousands of flows a run
+    keeps (a k=32 table's whole record is 45 MB); the run's command makes
+    the whole one again. The number of flows dropped."""
+    saved = load_results(run_dir)
+    if saved['config']['experiment'] != 'bisection':
+        raise RecordError('%s: only a bisection\'s runs keep their aggregates alone' % run_dir)
+    dropped = 0
+    for run in saved['runs']:
+        if run['flows']:
+            run['flows_dropped'] = len(run['flows'])
+            dropped += len(run['flows'])
+            run['flows'] = []
+    _write_json(os.path.join(run_dir, RESULTS_FILES['bisection']), saved)
+    return dropped
+
+
 # A study: the finished runs one docs table renders, named in its manifest
 # results/studies/NAME.json, so that no page or command lists run folders.
 STUDY_SCHEMA = 'dcfabric.study/1'

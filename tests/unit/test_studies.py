@@ -108,3 +108,15 @@ def test_a_manifest_naming_a_missing_run_is_refused(tmp_path):
          'results': 'results/bisection/x', 'command': None}))
     with pytest.raises(RecordError, match='run results/bisection/x is not there'):
         load_study(str(tmp_path), 'gone')
+
+
+def test_a_run_keeps_its_aggregates_without_its_flows(tmp_path):
+    def with_flows(saved):
+        saved['runs'][0]['flows'] = [{'src': 'h0_0_2', 'dst': 'h1_0_2', 'mbps': 75.0}] * 2
+        saved['config'].update(experiment='bisection')
+    run_dir = _bisection_dir(tmp_path, with_flows)
+    from scripts.runner.records import keep_aggregates
+    assert keep_aggregates(run_dir) == 2
+    run = load_results(run_dir)['runs'][0]
+    assert run['flows'] == [] and run['flows_dropped'] == 2 and run['aggregate_mbps'] == 150.0
+    assert keep_aggregates(run_dir) == 0  # already kept so: nothing more to drop
