@@ -6,6 +6,7 @@ import json
 import os
 import statistics
 
+from controller.fattree.twolevel import all_tables
 from scripts.emulator.fidelity import run_faithful, verdict_cell
 from scripts.experiments.fair_share import two_level_fair_share
 from scripts.experiments.patterns import label, seeded
@@ -78,11 +79,19 @@ def summarize(runs, config):
     for r in runs:
         groups.setdefault((r['pattern'], r['scheme']), []).append(r)
     topo = FatTree(config['k'])
-    seeds_run = {}  # pattern -> the seeds it ran with (a merged summary may hold a pattern rerun alone)
+    tables = all_tables(topo)
+    # (pattern, seed) -> its host pairs as a run recorded them; a record that
+    # kept only its aggregate has them drawn again from the seed (minutes at k=48)
+    pairs = {}
     for r in runs:
-        seeds_run.setdefault(r['pattern'], set()).add(seeds[r['rep']])
-    model = {p: statistics.mean(two_level_fair_share(topo, seeded(p, topo, seed)) for seed in sorted(s))
-             for p, s in seeds_run.items()}
+        key = (r['pattern'], seeds[r['rep']])
+        if not pairs.get(key):
+            pairs[key] = [(f['src'], f['dst']) for f in r.get('flows') or ()]
+    model = {}
+    for (pattern, seed), recorded in sorted(pairs.items()):
+        model.setdefault(pattern, []).append(
+            two_level_fair_share(topo, recorded or seeded(pattern, topo, seed), tables))
+    model = {pattern: statistics.mean(shares) for pattern, shares in model.items()}
     summary = {}
     for (pattern, scheme), all_runs in groups.items():
         # a run the emulator limited is left out, unless every run was (then the cell is flagged)

@@ -141,6 +141,19 @@ def test_summary_is_relative_to_the_nonblocking_run_of_the_same_flows():
     assert '2 repetition(s), seed(s) 1 2' in table
 
 
+def test_the_model_column_reads_the_pairs_a_run_recorded():
+    """A run's own flows give the model its pairs (drawing a k=48 pattern
+    again takes minutes); a record without them has them drawn from the seed."""
+    config = {'backend': 'flow', 'k': 4, 'seeds': [1], 'hosts': 16, 'bw': 1000.0,
+              'schemes': ['nonblocking'], 'patterns': ['random']}
+    recorded = [{'src': s, 'dst': d, 'mbps': 1000.0} for s, d in seeded('stride-8', TOPO, 1)]
+    run = dict(scheme='nonblocking', pattern='random', rep=0, aggregate_mbps=16000.0)
+    with_pairs = bisection_report.summarize([dict(run, flows=recorded)], config)[('random', 'nonblocking')]
+    assert with_pairs['twolevel_fair_share_pct'] == 100.0  # stride-8's pairs, not random's
+    drawn = bisection_report.summarize([dict(run, flows=[])], config)[('random', 'nonblocking')]
+    assert drawn['twolevel_fair_share_pct'] == pytest.approx(two_level_fair_share(TOPO, seeded('random', TOPO, 1)))
+
+
 def test_two_level_fair_share_model():
     # no shared link: every flow at link rate
     assert two_level_fair_share(TOPO, seeded('stride-8', TOPO, 1)) == 100.0
