@@ -55,7 +55,6 @@ it, and each reservation through it is re-placed or released.
 from dataclasses import dataclass
 
 from controller.fattree.twolevel import all_tables
-from topologies.walk import walk
 
 
 @dataclass(frozen=True)
@@ -154,9 +153,7 @@ class FlowScheduler:
         self.last_seen = {}  # flow -> time of the last report
         self.rejected = {}  # flow -> time of the last report that found no path
         self.previous = {}  # flow -> its Placement before the last notify moved it
-        self._orders = {}  # flow -> its search order (computed once per flow)
         self._geometries = {}  # flow -> _Geometry
-        self._core_ports = {}  # (core, pod) -> its port there: candidates ask it (k/2)^2 times a flow
         self._up_port_lists = {}  # pod switch -> its upward ports (the model scans every port for them)
         self._colours()
         self._journal = None  # while a rearrangement is tried: what to undo
@@ -256,42 +253,24 @@ class FlowScheduler:
             raise ValueError('%s is not a host of %s' % (ip, self.topo.name))
         return node
 
-    def _choices(self, flow):
-        """(source lower switch, destination lower switch, [(its upward
-        port, the upper switch's upward ports, or [None] within the pod)...])
-        in the paper's order; no choices when both ends share a lower switch."""
-        topo = self.topo
-        edge_s, _ = topo.host_attachment(self._host(flow.src).name)
-        edge_d, _ = topo.host_attachment(self._host(flow.dst).name)
-        if edge_s == edge_d:
-            return edge_s, edge_d, []
-        intra_pod = topo.pod_of(edge_s) == topo.pod_of(edge_d)
-        return edge_s, edge_d, [(edge_port, [None] if intra_pod else self._up_ports(topo.peer(edge_s, edge_port)[0]))
-                                for edge_port in self._up_ports(edge_s)]
-
-    def _candidate(self, edge_s, edge_port, agg_port, edge_d):
-        """One candidate (via, links, ports): up ``edge_port`` of the source
-        lower switch, then ``agg_port`` (None: down to ``edge_d`` in the pod)."""
-        topo = self.topo
-        agg_s, _ = topo.peer(edge_s, edge_port)
-        if agg_port is None:
-            return agg_s, ((edge_s, agg_s), (agg_s, edge_d)), ((edge_s, edge_port),)
-        core, _ = topo.peer(agg_s, agg_port)
-        dst_pod = topo.pod_of(edge_d)
-        core_port = self._core_ports.get((core, dst_pod))
-        if core_port is None:
-            core_port = self._core_ports[(core, dst_pod)] = topo.port_to_pod(core, dst_pod)
-        agg_d, _ = topo.peer(core, core_port)
-        return (core, ((edge_s, agg_s), (agg_s, core), (core, agg_d), (agg_d, edge_d)),
-                ((edge_s, edge_port), (agg_s, agg_port)))
+    def _in_order(self, flow, plane, column):
+        """[Placement] of ``flow`` on every (plane, core) in the paper's
+        linear order from ``plane`` and ``column`` on, cyclically; empty
+        when both ends share a lower switch (no choice)."""
+        geometry = self._geometry(flow)
+        if geometry is None:
+            return []
+        planes = len(self._uppers[geometry.edge_s])
+        width = len(self._cores[self._uppers[geometry.edge_s][0]]) if geometry.inter_pod else 1
+        start = plane * width + (column or 0)
+        return [self._placement(flow, geometry, n // width, n % width if geometry.inter_pod else None)
+                for n in ((start + step) % (planes * width) for step in range(planes * width))]
 
     def candidates(self, flow):
         """[(via, links, ports)] in the paper's linear search order, from
         c1_1 (or the pod's first upper switch); empty when source and
         destination share a lower switch (no choice)."""
-        edge_s, edge_d, choices = self._choices(flow)
-        return [self._candidate(edge_s, edge_port, agg_port, edge_d)
-                for edge_port, agg_ports in choices for agg_port in agg_ports]
+        return [(p.via, p.links, p.ports) for p in self._in_order(flow, 0, 0)]
 
     def _up_ports(self, switch):
         ports = self._up_port_lists.get(switch)
@@ -299,26 +278,18 @@ class FlowScheduler:
             ports = self._up_port_lists[switch] = self.topo.up_ports(switch)
         return ports
 
-    def two_level_via(self, flow, candidates=None):
+    def two_level_via(self, flow):
         """The core (inter-pod) or upper switch (intra-pod) of the flow's
-        two-level path; None when it has no choice. ``candidates``: the
-        flow's, if already known."""
-        src, dst = self._host(flow.src), self._host(flow.dst)
-        hops = walk(self.topo, lambda switch, _, ip: self.tables[switch].lookup(ip),
-                    src.name, dst.name)
-        on_path = {switch for switch, _ in hops}
-        if candidates is None:
-            candidates = self.candidates(flow)
-        return next((via for via, _, _ in candidates if via in on_path), None)
+        two-level path; None when it has no choice."""
+        geometry = self._geometry(flow)
+        return None if geometry is None else self._placement(flow, geometry, geometry.plane, geometry.column).via
 
     def search_order(self, flow):
         """The candidates from the flow's two-level path on, cyclically."""
-        if flow not in self._orders:
-            candidates = self.candidates(flow)
-            vias = [via for via, _, _ in candidates]
-            start = vias.index(self.two_level_via(flow, candidates)) if candidates else 0
-            self._orders[flow] = candidates[start:] + candidates[:start]
-        return self._orders[flow]
+        geometry = self._geometry(flow)
+        if geometry is None:
+            return []
+        return [(p.via, p.links, p.ports) for p in self._in_order(flow, geometry.plane, geometry.column)]
 
     def _usable(self, link):
         return link not in self.reserved and link not in self.down
@@ -528,7 +499,6 @@ class FlowScheduler:
         for flow in stale:
             del self.last_seen[flow]
             self.rejected.pop(flow, None)
-            self._orders.pop(flow, None)
             self._geometries.pop(flow, None)
             self._failed_at.pop(flow, None)
             if flow in self.placements:

@@ -1,15 +1,25 @@
 """The options every experiment takes to choose its backend and how its
 plan runs (--backend, --jobs, --dask, --resume), and the one way an
 experiment's command hands its plan to the loop."""
+import argparse
 import os
 
 from scripts.argtypes import positive
 from scripts.runner import backends, loop, records
 
 
+class _Given(argparse.Action):
+    """Stores the value and that it was given: --resume takes the plan's
+    backend unless one is given, which must then be the plan's."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, self.dest + '_given', True)
+
+
 def add_backend_argument(p, default='emulator'):
-    p.add_argument('--backend', choices=tuple(backends.DESCRIPTIONS), default=default,
-                   help='where the runs run (default %s): %s' % (default, '; '.join(
+    p.add_argument('--backend', choices=tuple(backends.DESCRIPTIONS), default=default, action=_Given,
+                   help='where the runs run (default %s; with --resume, the plan\'s): %s' % (default, '; '.join(
                        '%s: %s' % item for item in backends.DESCRIPTIONS.items())))
 
 
@@ -32,15 +42,17 @@ def default_jobs(backend):
 
 
 def resumed(args, experiment):
-    """(config, plan) of the plan in ``args.resume``; ValueError when it is
-    another experiment's or this command asks for another backend."""
+    """(config, plan) of the plan in ``args.resume``, ``args.backend`` set
+    to its backend; ValueError when it is another experiment's or this
+    command asks for another backend."""
     saved_experiment, backend, config, plan = records.load_plan(args.resume)
     if saved_experiment != experiment:
         raise ValueError('%s holds a plan of the %s experiment, not the %s' % (args.resume, saved_experiment,
                                                                               experiment))
-    if args.backend != backend:
+    if getattr(args, 'backend_given', False) and args.backend != backend:
         raise ValueError('%s ran on the %s backend; --backend %s would mix two backends in one table'
                          % (args.resume, backend, args.backend))
+    args.backend = backend
     return config, plan
 
 

@@ -8,7 +8,9 @@ import pytest
 from controller.fattree.classifier import FlowKey
 from controller.fattree.scheduler import Change, FlowScheduler, large_flows, reported_flows
 from scripts.experiments.patterns import seeded
+from controller.fattree.twolevel import all_tables
 from topologies.fattree import FatTree
+from topologies.walk import walk
 
 
 class Clock:
@@ -75,6 +77,22 @@ def test_search_is_linear_over_cores_from_the_two_level_one(sched):
     assert sched.two_level_via(r.flow) == 'c2_1'
     assert r.via == 'c1_1' and r.links[2:] == (('c1_1', 'a2_2'), ('a2_2', 'e2_1'))
     invariant(sched)
+
+
+@pytest.mark.parametrize('k', [4, 8])
+def test_the_search_starts_on_the_path_two_level_routing_walks(k):
+    """The first candidate is the flow's two-level path as the tables route
+    a packet hop by hop (topologies.walk), for every pair of hosts."""
+    topo = FatTree(k)
+    sched = FlowScheduler(topo, gc_timeout=3.0, clock=Clock())
+    tables = all_tables(topo)
+    for src in topo.hosts[::3]:
+        for dst in topo.hosts:
+            flow = f(src.ip, dst.ip)
+            hops = walk(topo, lambda switch, _, ip: tables[switch].lookup(ip), src.name, dst.name)
+            walked = tuple((switch, topo.peer(switch, port)[0]) for switch, port in hops)[:-1]
+            order = sched.search_order(flow)
+            assert (order[0][1] if order else ()) == (walked if len(walked) > 1 else ())
 
 
 def test_edge_reports_large_flows_and_placed_flows_still_sending():

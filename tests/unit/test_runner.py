@@ -105,7 +105,7 @@ def test_an_interrupted_plan_keeps_its_records_and_resume_runs_only_the_rest(tmp
     run_dir = plan_dir(tmp_path)
     assert sorted(saved_records(run_dir)) == ['seed3/random/nonblocking', 'seed3/random/twolevel']
     calls.clear()
-    bisection.main(SMALL_BISECTION + ['--jobs', '1', '--resume', run_dir])
+    bisection.main(['--jobs', '1', '--resume', run_dir])  # the plan's backend and settings, none given
     assert len(calls) == 6 and 'seed3/random/nonblocking' not in calls
     assert len(saved_records(run_dir)) == 8
 
@@ -115,7 +115,7 @@ def test_resume_refuses_another_experiments_plan_and_another_backend(tmp_path):
     with pytest.raises(SystemExit, match='holds a plan of the workload experiment, not the bisection'):
         bisection.main(['--backend', 'sim', '--resume', str(tmp_path)])
     with pytest.raises(SystemExit, match='ran on the sim backend; --backend emulator would mix'):
-        workload.main(['--resume', str(tmp_path)])
+        workload.main(['--backend', 'emulator', '--resume', str(tmp_path)])
 
 
 def test_the_emulator_takes_one_fabric_at_a_time(tmp_path):
